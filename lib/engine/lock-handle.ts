@@ -1,0 +1,27 @@
+/**
+ * A held lock, as returned by `acquire`/`tryAcquire` and passed to `run`'s callback.
+ * `await using lock = await locks.acquire('k')` releases it at the end of the block.
+ */
+export interface LockHandle extends AsyncDisposable {
+  /** The lock key, as given (without `keyPrefix`). */
+  readonly key: string;
+  /**
+   * Aborted, with a `LockLostError` as its reason, when the lock is lost while held
+   * (lease expired, key deleted, Redis restarted). Pass it on to cancellable work.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * A number that grows with every outermost acquisition of this lock name, for rejecting
+   * writes from an owner that lost the lock (see README, "Fencing"). `undefined` when the
+   * module was configured with `fencing: false`.
+   */
+  readonly fencingToken: number | undefined;
+  /** How deep this hold is nested in the current call chain: 1 for the outermost. */
+  readonly depth: number;
+  /**
+   * Releases this hold. The outermost release frees the lock in Redis; a nested one only
+   * leaves its level. Rejects with `LockLostError` when the lock was lost while held and
+   * with `LockNotHeldError` when this handle was already released.
+   */
+  release(): Promise<void>;
+}

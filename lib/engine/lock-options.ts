@@ -1,0 +1,93 @@
+import { LockOptionsError } from '../lock.errors';
+
+/** Per-call options of `acquire`, `tryAcquire`, `run` and `@Locked`. */
+export interface LockOptions {
+  /**
+   * How long to wait for a busy lock, in ms. `0` fails at once, `Infinity` waits forever.
+   * Defaults to the module's `waitTime` (`tryAcquire`: 0).
+   */
+  waitTime?: number;
+  /**
+   * An explicit lease in ms. The lock expires after it even if still held, and the watchdog
+   * does not renew it (as in Redisson). Omit it to have the watchdog keep the lock alive.
+   */
+  leaseTime?: number;
+  /** Cancels the wait: the call rejects with the signal's reason and leaves no lock behind. */
+  signal?: AbortSignal;
+}
+
+/** Lock options after defaults and validation. */
+export interface ResolvedLockOptions {
+  waitTime: number;
+  /** The lease to set; with `watchdog` it is the module's lease and gets renewed. */
+  leaseTime: number;
+  watchdog: boolean;
+  signal: AbortSignal | undefined;
+}
+
+/** Smallest lease accepted: the watchdog renews every third of it. */
+export const MIN_LEASE_TIME = 30;
+
+/** Checks a wait time: a finite number ≥ 0, or Infinity. */
+export function assertWaitTime(value: unknown, option = 'waitTime'): asserts value is number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new LockOptionsError(
+      option,
+      `expected a number of milliseconds >= 0 (or Infinity to wait forever), got ${describe(value)}.`,
+    );
+  }
+}
+
+/** Checks a lease: a whole number of ms, at least MIN_LEASE_TIME and finite. */
+export function assertLeaseTime(value: unknown, option = 'leaseTime'): asserts value is number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < MIN_LEASE_TIME ||
+    value > 2 ** 31
+  ) {
+    throw new LockOptionsError(
+      option,
+      `expected a whole number of milliseconds from ${MIN_LEASE_TIME} to 2^31, got ${describe(value)}.`,
+    );
+  }
+}
+
+/** Validates per-call options and fills in the defaults. */
+export function resolveLockOptions(
+  options: LockOptions | undefined,
+  defaults: { waitTime: number; leaseTime: number },
+): ResolvedLockOptions {
+  if (options === undefined) {
+    return { ...defaults, watchdog: true, signal: undefined };
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new LockOptionsError('options', `expected an object, got ${describe(options)}.`);
+  }
+  const { waitTime = defaults.waitTime, leaseTime, signal } = options;
+  assertWaitTime(waitTime);
+  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new LockOptionsError('signal', `expected an AbortSignal, got ${describe(signal)}.`);
+  }
+  return {
+    waitTime,
+    leaseTime: leaseTime ?? defaults.leaseTime,
+    watchdog: leaseTime === undefined,
+    signal,
+  };
+}
+
+/** A short, safe description of a value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') {
+    return value.length > 60 ? `a string of length ${value.length}` : JSON.stringify(value);
+  }
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+    return String(value);
+  }
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'function') return 'a function';
+  return `a ${typeof value}`;
+}

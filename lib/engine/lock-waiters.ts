@@ -1,0 +1,198 @@
+import type { Redis } from 'ioredis';
+import type { LockHold } from './lock-hold';
+import { UNLOCK_MESSAGE, WAKE_ALL_MESSAGE } from './redis-names';
+
+/** One acquire attempt: the hold on success, else the holder's PTTL in ms. */
+export type Attempt = () => Promise<LockHold | number>;
+
+/** What the waiters need from the engine. */
+export interface WaitersDriver {
+  /** A hold acquired for a waiter that had already given up: release it. */
+  abandoned(hold: LockHold): void;
+  /** SUBSCRIBE or UNSUBSCRIBE failed; waiting falls back to TTL-capped retries. */
+  failed(error: unknown): void;
+}
+
+interface Waiter {
+  attempt: Attempt;
+  resolve: (hold: LockHold | null) => void;
+  reject: (reason: unknown) => void;
+  done: boolean;
+  timer: NodeJS.Timeout | undefined;
+  cancel: (() => void) | undefined;
+}
+
+/** The local queue of one lock's waiters. Only its head sends acquire attempts. */
+class Queue {
+  readonly waiters: Waiter[] = [];
+  subscribed = false;
+  attempting = false;
+  /** A release was announced while the head's attempt was in flight: try again at once. */
+  wakePending = false;
+  /** Retries after the holder's PTTL, in case a release message is missed. */
+  retryTimer: NodeJS.Timeout | undefined;
+  disposed = false;
+
+  constructor(readonly channel: string) {}
+}
+
+/**
+ * Waiting for busy locks, driven by one pub/sub connection. Waiters for one lock queue locally
+ * (FIFO) behind one SUBSCRIBE to its channel; only the head of the queue sends acquire attempts:
+ * one after subscribing, one per release message, and one when the holder's PTTL runs out (so a
+ * lost message costs at most one TTL). No fixed polling interval.
+ */
+export class LockWaiters {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly subscriber: Redis,
+    /** Retry delay when the holder's lock has no TTL (a foreign lock without a lease). */
+    private readonly noTtlRetry: number,
+    private readonly driver: WaitersDriver,
+  ) {
+    subscriber.on('message', (channel: string, message: string) => {
+      if (message !== UNLOCK_MESSAGE && message !== WAKE_ALL_MESSAGE) return;
+      const queue = this.queues.get(channel);
+      if (queue) this.attempt(queue);
+    });
+    // After a reconnect ioredis subscribes again, but releases announced meanwhile are gone.
+    subscriber.on('ready', () => {
+      for (const queue of this.queues.values()) if (queue.subscribed) this.attempt(queue);
+    });
+  }
+
+  /** Whether local callers are already waiting for the lock on `channel`. */
+  has(channel: string): boolean {
+    return this.queues.has(channel);
+  }
+
+  /** Number of channels with waiters (one SUBSCRIBE each). */
+  get channels(): number {
+    return this.queues.size;
+  }
+
+  /**
+   * Waits in the lock's local queue until an attempt succeeds (resolves the hold), `waitTime`
+   * passes (resolves null) or `signal` aborts (rejects with its reason). An attempt that
+   * succeeds after its caller gave up is handed to `driver.abandoned`.
+   */
+  wait(
+    channel: string,
+    attempt: Attempt,
+    waitTime: number,
+    signal: AbortSignal | undefined,
+  ): Promise<LockHold | null> {
+    let queue = this.queues.get(channel);
+    if (queue === undefined) {
+      queue = new Queue(channel);
+      this.queues.set(channel, queue);
+      this.subscribe(queue);
+    }
+    const target = queue;
+    return new Promise<LockHold | null>((resolve, reject) => {
+      const waiter: Waiter = {
+        attempt,
+        resolve,
+        reject,
+        done: false,
+        timer: undefined,
+        cancel: undefined,
+      };
+      if (Number.isFinite(waitTime)) {
+        waiter.timer = setTimeout(() => this.leave(target, waiter, () => resolve(null)), waitTime);
+      }
+      if (signal) {
+        const onAbort = () => this.leave(target, waiter, () => reject(signal.reason));
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiter.cancel = () => signal.removeEventListener('abort', onAbort);
+      }
+      target.waiters.push(waiter);
+    });
+  }
+
+  /** Rejects every waiter (shutdown) and drops the subscriptions. */
+  rejectAll(reason: unknown): void {
+    for (const queue of [...this.queues.values()]) {
+      for (const waiter of [...queue.waiters]) this.leave(queue, waiter, () => waiter.reject(reason));
+    }
+  }
+
+  private subscribe(queue: Queue): void {
+    this.subscriber.subscribe(queue.channel).then(
+      () => {
+        queue.subscribed = true;
+        // A release may have been announced before the subscription took effect: try now.
+        this.attempt(queue);
+      },
+      (error: unknown) => {
+        this.driver.failed(error);
+        this.attempt(queue);
+      },
+    );
+  }
+
+  /** The head of the queue tries to acquire (or notes to retry if it is already trying). */
+  private attempt(queue: Queue): void {
+    if (queue.disposed) return;
+    if (queue.attempting) {
+      queue.wakePending = true;
+      return;
+    }
+    const head = queue.waiters[0];
+    if (head === undefined) return;
+    clearTimeout(queue.retryTimer);
+    queue.retryTimer = undefined;
+    queue.attempting = true;
+    queue.wakePending = false;
+    head.attempt().then(
+      (result) => this.settle(queue, head, result),
+      (error: unknown) => this.settle(queue, head, error, true),
+    );
+  }
+
+  private settle(queue: Queue, head: Waiter, result: unknown, failed = false): void {
+    queue.attempting = false;
+    if (failed) {
+      // Redis answered with an error (or the connection failed): the head gets it, the next
+      // waiter tries on its own, so nobody hangs on a broken server.
+      if (!head.done) this.leave(queue, head, () => head.reject(result));
+      if (queue.waiters.length > 0) this.attempt(queue);
+      return;
+    }
+    if (typeof result !== 'number') {
+      const hold = result as LockHold;
+      if (head.done) this.driver.abandoned(hold);
+      else this.leave(queue, head, () => head.resolve(hold));
+      // The next waiter waits for this hold's release message, capped by its lease.
+      if (!queue.disposed) this.retryAfter(queue, hold.leaseTime);
+      return;
+    }
+    if (queue.wakePending) this.attempt(queue);
+    else this.retryAfter(queue, result < 0 ? (result === -2 ? 0 : this.noTtlRetry) : result);
+  }
+
+  private retryAfter(queue: Queue, delay: number): void {
+    if (queue.waiters.length === 0 || queue.attempting) return;
+    clearTimeout(queue.retryTimer);
+    queue.retryTimer = setTimeout(() => this.attempt(queue), delay);
+    queue.retryTimer.unref();
+  }
+
+  /** Removes a waiter, settles it, and drops the queue once empty. */
+  private leave(queue: Queue, waiter: Waiter, settle: () => void): void {
+    if (waiter.done) return;
+    waiter.done = true;
+    clearTimeout(waiter.timer);
+    waiter.cancel?.();
+    const index = queue.waiters.indexOf(waiter);
+    if (index >= 0) queue.waiters.splice(index, 1);
+    settle();
+    if (queue.waiters.length === 0 && !queue.disposed) {
+      queue.disposed = true;
+      clearTimeout(queue.retryTimer);
+      this.queues.delete(queue.channel);
+      this.subscriber.unsubscribe(queue.channel).catch((error: unknown) => this.driver.failed(error));
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/** The two connections a lock engine uses, and how to close the ones it owns. */
+export interface RedisConnections {
+  /** Scripts and commands. */
+  client: Redis;
+  /** Pub/sub only. */
+  subscriber: Redis;
+  /** Closes the connections opened here; a client passed in by the user stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the engine's connections: two from `redis` (options or URL), or, given a user-owned
+ * `client`, a duplicate of it for pub/sub.
+ */
+export function openConnections(source: {
+  redis?: RedisOptions | string;
+  client?: Redis;
+}): RedisConnections {
+  const owned: Redis[] = [];
+  let client: Redis;
+  if (source.client) {
+    client = source.client;
+  } else {
+    client = typeof source.redis === 'string' ? new Redis(source.redis) : new Redis(source.redis ?? {});
+    owned.push(client);
+  }
+  const subscriber = client.duplicate();
+  owned.push(subscriber);
+  return {
+    client,
+    subscriber,
+    async close() {
+      await Promise.all(owned.map(closeConnection));
+    },
+  };
+}
+
+async function closeConnection(connection: Redis): Promise<void> {
+  if (connection.status === 'end') return;
+  if (connection.status !== 'ready') {
+    connection.disconnect();
+    return;
+  }
+  try {
+    await connection.quit();
+  } catch {
+    connection.disconnect();
+  }
+}

@@ -1,0 +1,135 @@
+import { describe } from './engine/lock-options';
+import { LockKeyError } from './lock.errors';
+
+/** Builds a lock key from a method's arguments. */
+export type KeyBuilder = (args: readonly unknown[]) => string;
+
+/** A `<N>` or `<N.a.b>` placeholder. */
+interface Placeholder {
+  source: string;
+  index: number;
+  path: string[];
+}
+
+const PLACEHOLDER = /^(0|[1-9]\d*)((?:\.(?:[A-Za-z_$][\w$]*|0|[1-9]\d*))*)$/;
+const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
+
+/**
+ * Parses a key template such as `order:<0>` or `order:<0.id>:<1>`, where `<N>` is argument N
+ * and `<N.a.b>` a property path into it. Throws LockKeyError for a malformed template or an
+ * index past `paramCount` (when known). `where` names the method in messages.
+ */
+export function compileKeyTemplate(
+  template: unknown,
+  paramCount: number | undefined,
+  where: string,
+): KeyBuilder {
+  if (typeof template !== 'string' || template.length === 0) {
+    throw new LockKeyError(
+      `${where}: a key template must be a non-empty string such as 'order:<0>', got ${describe(template)}.`,
+    );
+  }
+  const parts: (string | Placeholder)[] = [];
+  let position = 0;
+  while (position < template.length) {
+    const open = template.indexOf('<', position);
+    const close = template.indexOf('>', position);
+    if (close >= 0 && (open < 0 || close < open)) {
+      throw templateError(template, where, `a '>' at position ${close} has no opening '<'`);
+    }
+    if (open < 0) {
+      parts.push(template.slice(position));
+      break;
+    }
+    if (open > position) parts.push(template.slice(position, open));
+    if (close < 0) {
+      throw templateError(template, where, `the '<' at position ${open} is never closed with '>'`);
+    }
+    const source = template.slice(open + 1, close);
+    const match = PLACEHOLDER.exec(source);
+    if (!match) {
+      throw templateError(
+        template,
+        where,
+        `'<${source}>' is not a placeholder: write <N> for argument N or <N.prop.sub> for a property path`,
+      );
+    }
+    const index = Number(match[1]);
+    const path = match[2] ? match[2].slice(1).split('.') : [];
+    const forbidden = path.find((segment) => FORBIDDEN_SEGMENTS.has(segment));
+    if (forbidden) {
+      throw templateError(template, where, `'<${source}>' reads '${forbidden}', which is not data`);
+    }
+    if (paramCount !== undefined && index >= paramCount) {
+      throw templateError(
+        template,
+        where,
+        `'<${source}>' refers to argument ${index}, but the method declares ${paramCount} parameter${paramCount === 1 ? '' : 's'} (arguments count from 0)`,
+      );
+    }
+    parts.push({ source, index, path });
+    position = close + 1;
+  }
+  return (args) => {
+    let key = '';
+    for (const part of parts) {
+      key += typeof part === 'string' ? part : render(part, args, template, where);
+    }
+    return key;
+  };
+}
+
+/** Validates the result of a user key function (`@Locked({ key: (...args) => … })`). */
+export function checkBuiltKey(key: unknown, where: string): string {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new LockKeyError(
+      `${where}: the key function must return a non-empty string, returned ${describe(key)}. The method was not run.`,
+    );
+  }
+  return key;
+}
+
+function render(placeholder: Placeholder, args: readonly unknown[], template: string, where: string) {
+  let value: unknown = args[placeholder.index];
+  let reached = `argument ${placeholder.index}`;
+  for (const segment of placeholder.path) {
+    if (value === null || value === undefined || typeof value !== 'object') {
+      throw valueError(template, where, placeholder, `${reached} is ${describe(value)}, so it has no property '${segment}'`);
+    }
+    value = (value as Record<string, unknown>)[segment];
+    reached += `.${segment}`;
+  }
+  switch (typeof value) {
+    case 'string':
+      if (value.length === 0) throw valueError(template, where, placeholder, `${reached} is an empty string`);
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw valueError(template, where, placeholder, `${reached} is ${value}`);
+      return String(value);
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    case 'undefined':
+      throw valueError(template, where, placeholder, `${reached} is undefined`);
+    case 'object':
+      if (value === null) throw valueError(template, where, placeholder, `${reached} is null`);
+      throw valueError(
+        template,
+        where,
+        placeholder,
+        `${reached} is ${describe(value)}; name the property to use, e.g. <${placeholder.source}.id>`,
+      );
+    default:
+      throw valueError(template, where, placeholder, `${reached} is ${describe(value)}, not a string or number`);
+  }
+}
+
+function templateError(template: string, where: string, problem: string): LockKeyError {
+  return new LockKeyError(`${where}: key template "${template}" is malformed: ${problem}.`);
+}
+
+function valueError(template: string, where: string, placeholder: Placeholder, problem: string) {
+  return new LockKeyError(
+    `${where}: cannot build lock key "${template}": <${placeholder.source}> has no usable value (${problem}). The method was not run.`,
+  );
+}

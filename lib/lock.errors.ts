@@ -1,0 +1,66 @@
+/** Base class of every error this library throws: `catch (e) { if (e instanceof LockError) … }`. */
+export class LockError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The lock could not be taken within the wait time. */
+export class LockAcquireTimeoutError extends LockError {
+  constructor(
+    /** The lock key, as given (without `keyPrefix`). */
+    readonly key: string,
+    /** How long the caller waited, in milliseconds. */
+    readonly waitTime: number,
+  ) {
+    super(
+      `Could not acquire lock "${key}" within ${waitTime} ms: another owner still holds it. ` +
+        'Raise waitTime, or use tryAcquire() to handle a busy lock without an error.',
+    );
+  }
+}
+
+/** A release or re-entry was attempted by a caller that does not hold the lock. */
+export class LockNotHeldError extends LockError {
+  constructor(
+    /** The lock key. */
+    readonly key: string,
+    detail: string,
+  ) {
+    super(`Lock "${key}" is not held by this caller: ${detail}`);
+  }
+}
+
+/**
+ * The lock stopped being held while its owner still relied on it: it expired, was deleted
+ * (forceUnlock or another client), or Redis lost it (restart, failover). Its handle's `signal`
+ * is aborted with this error as the reason.
+ */
+export class LockLostError extends LockError {
+  constructor(
+    /** The lock key. */
+    readonly key: string,
+    /** What happened, in words. */
+    readonly reason: string,
+  ) {
+    super(
+      `Lock "${key}" was lost while held: ${reason}. Work done after that point was not ` +
+        'protected; use the fencing token to make the protected store reject stale writers.',
+    );
+  }
+}
+
+/** A lock key, key template or key argument is unusable. */
+export class LockKeyError extends LockError {}
+
+/** A module option or lock option is invalid. */
+export class LockOptionsError extends LockError {
+  constructor(
+    /** The name of the offending option, e.g. `leaseTime`. */
+    readonly option: string,
+    message: string,
+  ) {
+    super(`Invalid option "${option}": ${message}`);
+  }
+}

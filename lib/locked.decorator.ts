@@ -1,0 +1,229 @@
+import { Logger } from '@nestjs/common';
+import { Observable, isObservable, lastValueFrom, type Subscription } from 'rxjs';
+import type { RunOptions } from './engine/lock-engine';
+import type { LockHandle } from './engine/lock-handle';
+import { assertLeaseTime, assertWaitTime, describe } from './engine/lock-options';
+import { checkBuiltKey, compileKeyTemplate, type KeyBuilder } from './key-template';
+import { LockError, LockLostError, LockOptionsError } from './lock.errors';
+import type { LockService } from './lock.service';
+import { HAS_LOCKED_METHODS, LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
+import { assertLostPolicy } from './redis-lock-options.validation';
+
+/** Options of `@Locked`. */
+export interface LockedOptions extends Omit<RunOptions, 'signal'> {
+  /**
+   * The lock key: a template (`'order:<0>'`, `'order:<0.id>:<1>'`) or a function of the
+   * method's arguments returning the key.
+   */
+  key: string | ((...args: any[]) => string);
+}
+
+/**
+ * Runs the method while holding a distributed lock whose key is built from its arguments,
+ * releasing it in `finally`. `<N>` is argument N as the method receives it (after pipes),
+ * `<N.a.b>` a property path into it. Works on controller handlers and provider methods; a
+ * method returning an Observable holds the lock from subscription until it completes, errors
+ * or is unsubscribed (declare its return type as `Observable<…>`).
+ *
+ * @example @Locked('order:pay:<0>')
+ * @example @Locked('order:<0.id>', { waitTime: 0 })
+ * @example @Locked({ key: (dto: PayDto) => `order:${dto.orderId}` })
+ */
+export function Locked(template: string, options?: Omit<LockedOptions, 'key'>): MethodDecorator;
+export function Locked(options: LockedOptions): MethodDecorator;
+export function Locked(
+  templateOrOptions: string | LockedOptions,
+  maybeOptions?: Omit<LockedOptions, 'key'>,
+): MethodDecorator {
+  const options: LockedOptions =
+    typeof templateOrOptions === 'object' && templateOrOptions !== null
+      ? templateOrOptions
+      : { ...maybeOptions, key: templateOrOptions };
+  const runOptions = checkLockedOptions(options);
+  return (target, propertyKey, descriptor: PropertyDescriptor) => {
+    const where = `@Locked on ${className(target)}.${String(propertyKey)}`;
+    const method: unknown = descriptor.value;
+    if (typeof method !== 'function') {
+      throw new LockOptionsError('@Locked', `${where}: @Locked applies to methods only.`);
+    }
+    const buildKey = keyBuilder(options.key, target, propertyKey, method, where);
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    const returnsObservable = returnType === Observable;
+    const original = method as (...args: unknown[]) => unknown;
+
+    const locked = function (this: object, ...args: unknown[]): unknown {
+      let locks: LockService;
+      let key: string;
+      try {
+        locks = lockServiceOf(this, where);
+        key = buildKey(args);
+      } catch (error) {
+        return returnsObservable
+          ? new Observable((subscriber) => subscriber.error(error))
+          : Promise.reject(error);
+      }
+      if (returnsObservable) {
+        return lockedObservable(locks, key, runOptions, () => original.apply(this, args), where);
+      }
+      return locks.run(
+        key,
+        async () => {
+          const result = await original.apply(this, args);
+          return isObservable(result) ? warnAndDrain(result, where) : result;
+        },
+        runOptions,
+      );
+    };
+
+    copyMetadata(original, locked);
+    Object.defineProperty(locked, 'name', { value: original.name });
+    Object.defineProperty(locked, 'length', { value: original.length });
+    descriptor.value = locked;
+    (target as Record<symbol, unknown>)[HAS_LOCKED_METHODS] = true;
+    return descriptor;
+  };
+}
+
+function checkLockedOptions(options: LockedOptions): RunOptions {
+  const { key: _key, waitTime, leaseTime, onLockLost, ...rest } = options;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) {
+    throw new LockOptionsError(
+      unknown[0],
+      `unknown @Locked option; known options are key, waitTime, leaseTime and onLockLost.`,
+    );
+  }
+  if (waitTime !== undefined) assertWaitTime(waitTime);
+  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
+  if (onLockLost !== undefined) assertLostPolicy(onLockLost);
+  return { waitTime, leaseTime, onLockLost };
+}
+
+function keyBuilder(
+  key: unknown,
+  target: object,
+  propertyKey: string | symbol,
+  method: Function,
+  where: string,
+): KeyBuilder {
+  if (typeof key === 'function') {
+    const build = key as (...args: unknown[]) => unknown;
+    return (args) => checkBuiltKey(build(...args), where);
+  }
+  const paramTypes = Reflect.getMetadata('design:paramtypes', target, propertyKey) as
+    | unknown[]
+    | undefined;
+  const paramCount = Math.max(paramTypes?.length ?? 0, method.length);
+  return compileKeyTemplate(key, paramCount, `${where}`);
+}
+
+function lockServiceOf(instance: object, where: string): LockService {
+  const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[LOCK_SERVICE_REF];
+  if (locks === undefined) {
+    throw new LockError(
+      `${where}: no LockService is bound to this instance. @Locked works on providers and ` +
+        'controllers that Nest created in an application importing RedisLockModule, after ' +
+        'app.init() (a testing module needs createNestApplication().init() or module.init()). ' +
+        `For instances created with new or request-scoped classes, inject LockService and use run(). Got ${describe(instance)}.`,
+    );
+  }
+  return locks;
+}
+
+/** Holds the lock from subscription until complete, error or unsubscribe. */
+function lockedObservable(
+  locks: LockService,
+  key: string,
+  options: RunOptions,
+  subscribe: () => unknown,
+  where: string,
+): Observable<unknown> {
+  return new Observable((subscriber) => {
+    let inner: Subscription | undefined;
+    let lock: LockHandle | undefined;
+    let finished = false;
+    const release = async (): Promise<unknown> => {
+      if (finished || !lock) return undefined;
+      finished = true;
+      try {
+        await lock.release();
+        return undefined;
+      } catch (error) {
+        return error;
+      }
+    };
+    locks.acquire(key, options).then(
+      (acquired) => {
+        lock = acquired;
+        if (subscriber.closed) {
+          void release();
+          return;
+        }
+        try {
+          locks.runAs(acquired, () => {
+            const source = subscribe();
+            if (!isObservable(source)) {
+              throw new LockError(`${where}: the method is declared to return an Observable but did not.`);
+            }
+            inner = source.subscribe({
+              next: (value) => subscriber.next(value),
+              error: (error: unknown) => void release().then(() => subscriber.error(error)),
+              complete: () =>
+                void release().then((error) => {
+                  const failure = error && lostPolicyError(error, options);
+                  if (failure) subscriber.error(failure);
+                  else subscriber.complete();
+                }),
+            });
+          });
+        } catch (error) {
+          void release().then(() => subscriber.error(error));
+        }
+      },
+      (error: unknown) => subscriber.error(error),
+    );
+    return () => {
+      inner?.unsubscribe();
+      void release();
+    };
+  });
+}
+
+let warnedDrain = false;
+/** A method not declared as returning Observable returned one: hold the lock until it completes. */
+function warnAndDrain(source: Observable<unknown>, where: string): Promise<unknown> {
+  if (!warnedDrain) {
+    warnedDrain = true;
+    new Logger(LOGGER_CONTEXT).warn(
+      `${where} returned an Observable but its declared return type is not Observable; the lock ` +
+        'is held until it completes and the caller gets its last value. Declare `: Observable<T>`.',
+    );
+  }
+  return lastValueFrom(source, { defaultValue: undefined });
+}
+
+/** The error an Observable-returning method ends with after its release failed, if any. */
+function lostPolicyError(error: unknown, options: RunOptions): unknown {
+  if (!(error instanceof LockLostError)) return error;
+  const policy = options.onLockLost;
+  if (policy === 'ignore') return undefined;
+  if (typeof policy === 'function') {
+    try {
+      policy(error);
+      return undefined;
+    } catch (thrown) {
+      return thrown;
+    }
+  }
+  return error;
+}
+
+function copyMetadata(from: object, to: object): void {
+  for (const metadataKey of Reflect.getOwnMetadataKeys(from)) {
+    Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, from), to);
+  }
+}
+
+function className(target: object): string {
+  return typeof target === 'function' ? target.name : target.constructor.name;
+}

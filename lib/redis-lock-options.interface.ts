@@ -1,0 +1,35 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import type { ConfigurableModuleAsyncOptions } from '@nestjs/common';
+import type { LockLostPolicy } from './engine/lock-engine';
+
+/** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
+export interface RedisLockModuleOptions {
+  /**
+   * ioredis options or a `redis://` / `rediss://` URL. The module opens its own connections
+   * (one for commands, one for pub/sub) and closes them on shutdown. Give this or `client`.
+   */
+  redis?: RedisOptions | string;
+  /**
+   * An ioredis client you own: used for commands and duplicated once for pub/sub (the
+   * duplicate is closed on shutdown, your client never is). Give this or `redis`.
+   */
+  client?: Redis;
+  /** Prepended to every lock key, e.g. `'billing:'` to keep apps on one Redis apart. Default none. */
+  keyPrefix?: string;
+  /** Watchdog lease in ms, renewed every third of it while the owner runs. Default 30 000. */
+  leaseTime?: number;
+  /** Default wait for `acquire`, `run` and `@Locked`, ms (Infinity: forever). Default 10 000. */
+  waitTime?: number;
+  /** Issue a fencing token on every outermost acquire (one counter key per lock name). Default true. */
+  fencing?: boolean;
+  /** Default policy for a lock lost while `run`/`@Locked` work ran. Default `'throw'`. */
+  onLockLost?: LockLostPolicy;
+  /** How long `app.close()` lets locked calls finish before releasing their locks, ms. Default 5 000. */
+  shutdownTimeout?: number;
+}
+
+/** Options of `RedisLockModule.forRootAsync`: `imports`, `inject` and one of `useFactory`, `useClass`, `useExisting`; plus `isGlobal`. */
+export type RedisLockModuleAsyncOptions = ConfigurableModuleAsyncOptions<RedisLockModuleOptions> & {
+  /** Register the module globally (default true). */
+  isGlobal?: boolean;
+};

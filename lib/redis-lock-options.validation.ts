@@ -1,0 +1,143 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import { assertLeaseTime, assertWaitTime, describe } from './engine/lock-options';
+import type { LockLostPolicy } from './engine/lock-engine';
+import { LockOptionsError } from './lock.errors';
+import {
+  DEFAULT_LEASE_TIME,
+  DEFAULT_SHUTDOWN_TIMEOUT,
+  DEFAULT_WAIT_TIME,
+} from './redis-lock.constants';
+import type { RedisLockModuleOptions } from './redis-lock-options.interface';
+
+/** Module options after validation, with defaults filled in. */
+export interface ResolvedModuleOptions {
+  redis: RedisOptions | string | undefined;
+  client: Redis | undefined;
+  keyPrefix: string;
+  leaseTime: number;
+  waitTime: number;
+  fencing: boolean;
+  onLockLost: LockLostPolicy;
+  shutdownTimeout: number;
+}
+
+const KNOWN_OPTIONS = [
+  'redis',
+  'client',
+  'keyPrefix',
+  'leaseTime',
+  'waitTime',
+  'fencing',
+  'onLockLost',
+  'shutdownTimeout',
+  'isGlobal',
+];
+
+/** Validates module options (throwing LockOptionsError naming the option) and fills defaults. */
+export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new LockOptionsError(
+      'options',
+      `RedisLockModule needs an options object such as { redis: 'redis://127.0.0.1:6379' }, got ${describe(options)}.`,
+    );
+  }
+  const given = options as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (!KNOWN_OPTIONS.includes(name)) {
+      const near = KNOWN_OPTIONS.find((known) => known.toLowerCase() === name.toLowerCase());
+      throw new LockOptionsError(
+        name,
+        `unknown option${near ? `; did you mean "${near}"?` : `. Known options: ${KNOWN_OPTIONS.slice(0, -1).join(', ')}.`}`,
+      );
+    }
+  }
+  const o = given as RedisLockModuleOptions;
+  if ((o.redis === undefined) === (o.client === undefined)) {
+    throw new LockOptionsError(
+      o.redis === undefined ? 'redis' : 'client',
+      'give exactly one of `redis` (ioredis options or a redis:// URL; the module owns the connections) or `client` (an ioredis instance you own).',
+    );
+  }
+  if (o.redis !== undefined) assertRedis(o.redis);
+  if (o.client !== undefined) assertClient(o.client);
+  const keyPrefix = o.keyPrefix ?? '';
+  if (typeof keyPrefix !== 'string') {
+    throw new LockOptionsError('keyPrefix', `expected a string, got ${describe(keyPrefix)}.`);
+  }
+  const leaseTime = o.leaseTime ?? DEFAULT_LEASE_TIME;
+  assertLeaseTime(leaseTime);
+  const waitTime = o.waitTime ?? DEFAULT_WAIT_TIME;
+  assertWaitTime(waitTime);
+  const fencing = o.fencing ?? true;
+  if (typeof fencing !== 'boolean') {
+    throw new LockOptionsError('fencing', `expected true or false, got ${describe(fencing)}.`);
+  }
+  const onLockLost = o.onLockLost ?? 'throw';
+  assertLostPolicy(onLockLost);
+  const shutdownTimeout = o.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT;
+  if (typeof shutdownTimeout !== 'number' || !(shutdownTimeout >= 0) || !Number.isFinite(shutdownTimeout)) {
+    throw new LockOptionsError(
+      'shutdownTimeout',
+      `expected a finite number of milliseconds >= 0, got ${describe(shutdownTimeout)}.`,
+    );
+  }
+  return {
+    redis: o.redis,
+    client: o.client,
+    keyPrefix,
+    leaseTime,
+    waitTime,
+    fencing,
+    onLockLost,
+    shutdownTimeout,
+  };
+}
+
+/** Checks an `onLockLost` policy. */
+export function assertLostPolicy(value: unknown, option = 'onLockLost'): asserts value is LockLostPolicy {
+  if (value !== 'throw' && value !== 'ignore' && typeof value !== 'function') {
+    throw new LockOptionsError(
+      option,
+      `expected 'throw', 'ignore' or a function (error) => void, got ${describe(value)}.`,
+    );
+  }
+}
+
+function assertRedis(redis: unknown): void {
+  if (typeof redis === 'string') {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(redis).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') {
+      throw new LockOptionsError(
+        'redis',
+        `expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379, got ${describe(redis)}.`,
+      );
+    }
+    return;
+  }
+  if (typeof redis !== 'object' || redis === null || Array.isArray(redis)) {
+    throw new LockOptionsError(
+      'redis',
+      `expected ioredis options ({ host, port, … }) or a redis:// URL, got ${describe(redis)}.`,
+    );
+  }
+}
+
+function assertClient(client: unknown): void {
+  const candidate = client as Partial<Redis> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.evalsha !== 'function' ||
+    typeof candidate.duplicate !== 'function'
+  ) {
+    throw new LockOptionsError(
+      'client',
+      `expected an ioredis Redis instance (new Redis(...)), got ${describe(client)}. Cluster clients are not supported.`,
+    );
+  }
+}
