@@ -89,22 +89,34 @@ export function checkBuiltKey(key: unknown, where: string): string {
   return key;
 }
 
-function render(placeholder: Placeholder, args: readonly unknown[], template: string, where: string) {
+function render(
+  placeholder: Placeholder,
+  args: readonly unknown[],
+  template: string,
+  where: string,
+) {
   let value: unknown = args[placeholder.index];
   let reached = `argument ${placeholder.index}`;
   for (const segment of placeholder.path) {
     if (value === null || value === undefined || typeof value !== 'object') {
-      throw valueError(template, where, placeholder, `${reached} is ${describe(value)}, so it has no property '${segment}'`);
+      throw valueError(
+        template,
+        where,
+        placeholder,
+        `${reached} is ${describe(value)}, so it has no property '${segment}'`,
+      );
     }
     value = (value as Record<string, unknown>)[segment];
     reached += `.${segment}`;
   }
   switch (typeof value) {
     case 'string':
-      if (value.length === 0) throw valueError(template, where, placeholder, `${reached} is an empty string`);
+      if (value.length === 0)
+        throw valueError(template, where, placeholder, `${reached} is an empty string`);
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw valueError(template, where, placeholder, `${reached} is ${value}`);
+      if (!Number.isFinite(value))
+        throw valueError(template, where, placeholder, `${reached} is ${value}`);
       return String(value);
     case 'bigint':
     case 'boolean':
@@ -120,7 +132,12 @@ function render(placeholder: Placeholder, args: readonly unknown[], template: st
         `${reached} is ${describe(value)}; name the property to use, e.g. <${placeholder.source}.id>`,
       );
     default:
-      throw valueError(template, where, placeholder, `${reached} is ${describe(value)}, not a string or number`);
+      throw valueError(
+        template,
+        where,
+        placeholder,
+        `${reached} is ${describe(value)}, not a string or number`,
+      );
   }
 }
 

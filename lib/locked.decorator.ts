@@ -15,6 +15,8 @@ export interface LockedOptions extends Omit<RunOptions, 'signal'> {
    * The lock key: a template (`'order:<0>'`, `'order:<0.id>:<1>'`) or a function of the
    * method's arguments returning the key.
    */
+  // `any`: the function is typed by the user with the method's own parameter types.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   key: string | ((...args: any[]) => string);
 }
 
@@ -46,10 +48,10 @@ export function Locked(
     if (typeof method !== 'function') {
       throw new LockOptionsError('@Locked', `${where}: @Locked applies to methods only.`);
     }
-    const buildKey = keyBuilder(options.key, target, propertyKey, method, where);
+    const original = method as (...args: unknown[]) => unknown;
+    const buildKey = keyBuilder(options.key, target, propertyKey, original, where);
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable = returnType === Observable;
-    const original = method as (...args: unknown[]) => unknown;
 
     const locked = function (this: object, ...args: unknown[]): unknown {
       let locks: LockService;
@@ -103,7 +105,7 @@ function keyBuilder(
   key: unknown,
   target: object,
   propertyKey: string | symbol,
-  method: Function,
+  method: (...args: unknown[]) => unknown,
   where: string,
 ): KeyBuilder {
   if (typeof key === 'function') {
@@ -111,14 +113,15 @@ function keyBuilder(
     return (args) => checkBuiltKey(build(...args), where);
   }
   const paramTypes = Reflect.getMetadata('design:paramtypes', target, propertyKey) as
-    | unknown[]
-    | undefined;
+    unknown[] | undefined;
   const paramCount = Math.max(paramTypes?.length ?? 0, method.length);
   return compileKeyTemplate(key, paramCount, `${where}`);
 }
 
 function lockServiceOf(instance: object, where: string): LockService {
-  const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[LOCK_SERVICE_REF];
+  const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[
+    LOCK_SERVICE_REF
+  ];
   if (locks === undefined) {
     throw new LockError(
       `${where}: no LockService is bound to this instance. @Locked works on providers and ` +
@@ -163,7 +166,9 @@ function lockedObservable(
           locks.runAs(acquired, () => {
             const source = subscribe();
             if (!isObservable(source)) {
-              throw new LockError(`${where}: the method is declared to return an Observable but did not.`);
+              throw new LockError(
+                `${where}: the method is declared to return an Observable but did not.`,
+              );
             }
             inner = source.subscribe({
               next: (value) => subscriber.next(value),

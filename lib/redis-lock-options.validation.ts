@@ -75,7 +75,11 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   const onLockLost = o.onLockLost ?? 'throw';
   assertLostPolicy(onLockLost);
   const shutdownTimeout = o.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT;
-  if (typeof shutdownTimeout !== 'number' || !(shutdownTimeout >= 0) || !Number.isFinite(shutdownTimeout)) {
+  if (
+    typeof shutdownTimeout !== 'number' ||
+    !(shutdownTimeout >= 0) ||
+    !Number.isFinite(shutdownTimeout)
+  ) {
     throw new LockOptionsError(
       'shutdownTimeout',
       `expected a finite number of milliseconds >= 0, got ${describe(shutdownTimeout)}.`,
@@ -94,7 +98,10 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
 }
 
 /** Checks an `onLockLost` policy. */
-export function assertLostPolicy(value: unknown, option = 'onLockLost'): asserts value is LockLostPolicy {
+export function assertLostPolicy(
+  value: unknown,
+  option = 'onLockLost',
+): asserts value is LockLostPolicy {
   if (value !== 'throw' && value !== 'ignore' && typeof value !== 'function') {
     throw new LockOptionsError(
       option,

@@ -1,15 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import {
-  LockAcquireTimeoutError,
-  LockError,
-  LockKeyError,
-  LockLostError,
-} from '../lock.errors';
+import { LockAcquireTimeoutError, LockError, LockKeyError, LockLostError } from '../lock.errors';
 import { LockEntry } from './lock-entry';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
-import { describe, resolveLockOptions, type LockOptions, type ResolvedLockOptions } from './lock-options';
+import {
+  describe,
+  resolveLockOptions,
+  type LockOptions,
+  type ResolvedLockOptions,
+} from './lock-options';
 import { LockScripts } from './lock-scripts';
 import { LockWaiters } from './lock-waiters';
 import { OwnerContext } from './owner-context';
@@ -106,7 +106,11 @@ export class LockEngine {
    * Takes the lock, runs `fn` as its owner (nested locked calls re-enter), releases in
    * `finally` and returns `fn`'s result.
    */
-  async run<T>(key: string, fn: (lock: LockHandle) => T | Promise<T>, options?: RunOptions): Promise<T> {
+  async run<T>(
+    key: string,
+    fn: (lock: LockHandle) => T | Promise<T>,
+    options?: RunOptions,
+  ): Promise<T> {
     const opts = this.resolve(options, this.config.waitTime);
     const entry = await this.enter(key, opts);
     if (entry === null) throw new LockAcquireTimeoutError(key, opts.waitTime);
@@ -166,7 +170,11 @@ export class LockEngine {
   /** Deletes the lock whoever holds it and wakes its waiters; true when one was deleted. */
   async forceUnlock(key: string): Promise<boolean> {
     const name = this.nameOf(key);
-    const deleted = await LockScripts.forceUnlock.run(this.config.client, [name], [channelName(name)]);
+    const deleted = await LockScripts.forceUnlock.run(
+      this.config.client,
+      [name],
+      [channelName(name)],
+    );
     const local = this.holds.get(name);
     if (local) this.lose(local, 'it was deleted by forceUnlock()');
     return deleted === 1;

@@ -71,7 +71,13 @@ export class LockEntry implements LockHandle {
     }
     if (waitTime <= 0) return null;
     return new Promise<LockEntry | null>((resolve, reject) => {
-      const request: NestedRequest = { outer, resolve, reject, timer: undefined, cancel: undefined };
+      const request: NestedRequest = {
+        outer,
+        resolve,
+        reject,
+        timer: undefined,
+        cancel: undefined,
+      };
       const settle = (reason: unknown, timedOut: boolean) => {
         const index = this.queue.indexOf(request);
         if (index < 0) return;

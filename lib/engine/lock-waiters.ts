@@ -114,7 +114,8 @@ export class LockWaiters {
   /** Rejects every waiter (shutdown) and drops the subscriptions. */
   rejectAll(reason: unknown): void {
     for (const queue of [...this.queues.values()]) {
-      for (const waiter of [...queue.waiters]) this.leave(queue, waiter, () => waiter.reject(reason));
+      for (const waiter of [...queue.waiters])
+        this.leave(queue, waiter, () => waiter.reject(reason));
     }
   }
 
@@ -192,7 +193,9 @@ export class LockWaiters {
       queue.disposed = true;
       clearTimeout(queue.retryTimer);
       this.queues.delete(queue.channel);
-      this.subscriber.unsubscribe(queue.channel).catch((error: unknown) => this.driver.failed(error));
+      this.subscriber
+        .unsubscribe(queue.channel)
+        .catch((error: unknown) => this.driver.failed(error));
     }
   }
 }

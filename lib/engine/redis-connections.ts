@@ -23,7 +23,8 @@ export function openConnections(source: {
   if (source.client) {
     client = source.client;
   } else {
-    client = typeof source.redis === 'string' ? new Redis(source.redis) : new Redis(source.redis ?? {});
+    client =
+      typeof source.redis === 'string' ? new Redis(source.redis) : new Redis(source.redis ?? {});
     owned.push(client);
   }
   const subscriber = client.duplicate();
