@@ -118,9 +118,8 @@ export class LockEngine {
     try {
       result = await this.context.run(entry, () => fn(entry));
     } catch (error) {
-      await entry.release().catch((releaseError: unknown) => {
-        if (!(releaseError instanceof LockLostError)) throw releaseError;
-      });
+      // The function's own error wins over a release error (a loss is logged and emitted).
+      await entry.release().catch(() => undefined);
       throw error;
     }
     try {
