@@ -2,7 +2,8 @@ import { LockLostError } from '../lock.errors';
 
 /** One acquisition of a lock in Redis by this process: what the watchdog and release need. */
 export class LockHold {
-  private readonly controller = new AbortController();
+  /** Created on first use: most holds are released without anyone reading their signal. */
+  private controller: AbortController | undefined;
   /** Set once the release has started; the hold can no longer be lost after that. */
   released = false;
   /** Local time (ms) until which the lease is known to be in force. */
@@ -33,19 +34,21 @@ export class LockHold {
 
   /** Aborted with a LockLostError when the hold is lost. */
   get signal(): AbortSignal {
+    this.controller ??= new AbortController();
     return this.controller.signal;
   }
 
   /** The LockLostError, once lost. */
   get lostError(): LockLostError | undefined {
-    return this.controller.signal.aborted
+    return this.controller?.signal.aborted
       ? (this.controller.signal.reason as LockLostError)
       : undefined;
   }
 
   /** Marks the hold lost; returns false when it was already lost or released. */
   lose(reason: string): boolean {
-    if (this.released || this.controller.signal.aborted) return false;
+    if (this.released || this.lostError) return false;
+    this.controller ??= new AbortController();
     this.controller.abort(new LockLostError(this.key, reason));
     return true;
   }

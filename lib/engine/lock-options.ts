@@ -59,7 +59,12 @@ export function resolveLockOptions(
   defaults: { waitTime: number; leaseTime: number },
 ): ResolvedLockOptions {
   if (options === undefined) {
-    return { ...defaults, watchdog: true, signal: undefined };
+    return {
+      waitTime: defaults.waitTime,
+      leaseTime: defaults.leaseTime,
+      watchdog: true,
+      signal: undefined,
+    };
   }
   if (typeof options !== 'object' || options === null) {
     throw new LockOptionsError('options', `expected an object, got ${describe(options)}.`);

@@ -42,9 +42,9 @@ export class Watchdog {
     }
   }
 
+  /** Stops renewing `hold`. The timer itself stops at the next tick with nothing to renew. */
   remove(hold: LockHold): void {
     this.holds.delete(hold);
-    if (this.holds.size === 0) this.stop();
   }
 
   stop(): void {
@@ -55,6 +55,10 @@ export class Watchdog {
   /** One renewal round (also called by tests to avoid waiting for the timer). */
   async tick(): Promise<void> {
     if (this.renewing) return;
+    if (this.holds.size === 0) {
+      this.stop();
+      return;
+    }
     this.renewing = true;
     try {
       const now = Date.now();
