@@ -1,0 +1,30 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { RedisLockModule } from 'nestjs-redis-lock';
+import { APP_CONFIG, REDIS, type AppConfig } from './config';
+import { OrdersController } from './orders.controller';
+import { OrdersRepository } from './orders.repository';
+import { OrdersService } from './orders.service';
+import { PaymentGateway } from './payment-gateway';
+import { StorageModule } from './storage.module';
+
+/** The orders app. `AppModule.forRoot({ redisUrl, keyPrefix })`. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        StorageModule.forRoot(config),
+        // The locks share the app's ioredis client (and its keyPrefix); the module duplicates
+        // it once for pub/sub and never closes the client it was lent.
+        RedisLockModule.forRootAsync({
+          inject: [REDIS, APP_CONFIG],
+          useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
+        }),
+      ],
+      controllers: [OrdersController],
+      providers: [OrdersRepository, OrdersService, PaymentGateway],
+    };
+  }
+}

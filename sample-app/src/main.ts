@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+
+/**
+ * Starts the orders app: REDIS_URL (default redis://127.0.0.1:6379), PORT (default 3000),
+ * HOST (default 127.0.0.1; 0.0.0.0 to accept outside connections), KEY_PREFIX (default
+ * `sample-app:`). SIGTERM/SIGINT close it gracefully (locks released, connections closed).
+ *
+ *   curl -X POST localhost:3000/orders -H 'content-type: application/json' -d '{"amount":42}'
+ *   curl -X POST localhost:3000/orders/1/pay
+ */
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create(
+    AppModule.forRoot({
+      redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      keyPrefix: process.env.KEY_PREFIX ?? 'sample-app:',
+    }),
+  );
+  app.enableShutdownHooks();
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port, process.env.HOST ?? '127.0.0.1');
+  new Logger('Main').log(`Orders app listening on ${await app.getUrl()}`);
+}
+
+bootstrap().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
