@@ -8,6 +8,7 @@ export {
   LockLostError,
   LockNotHeldError,
   LockOptionsError,
+  LockRedisError,
 } from './lock.errors';
 export { LockService } from './lock.service';
 export { Locked, type LockedOptions } from './locked.decorator';

@@ -64,3 +64,22 @@ export class LockOptionsError extends LockError {
     super(`Invalid option "${option}": ${message}`);
   }
 }
+
+/**
+ * Redis refused or failed a lock operation (connection lost, READONLY replica, OOM, ACL denied,
+ * …). The original error is the `cause`; no lock was taken by the failed call.
+ */
+export class LockRedisError extends LockError {
+  constructor(
+    /** The lock key. */
+    readonly key: string,
+    operation: string,
+    cause: unknown,
+  ) {
+    super(
+      `Redis failed to ${operation} lock "${key}": ${cause instanceof Error ? cause.message : String(cause)}. ` +
+        'Check the connection, and that the Redis user may run EVALSHA/SCRIPT on a writable primary.',
+      { cause },
+    );
+  }
+}

@@ -1,6 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LockAcquireTimeoutError, LockError, LockKeyError, LockLostError } from '../lock.errors';
+import {
+  LockAcquireTimeoutError,
+  LockError,
+  LockKeyError,
+  LockLostError,
+  LockRedisError,
+} from '../lock.errors';
 import { LockEntry } from './lock-entry';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
@@ -156,12 +162,14 @@ export class LockEngine {
 
   /** Whether anyone (any process, any client) holds `key` now. */
   async isLocked(key: string): Promise<boolean> {
-    return (await this.config.client.exists(this.nameOf(key))) === 1;
+    const name = this.nameOf(key);
+    return (await this.redis(key, 'inspect', () => this.config.client.exists(name))) === 1;
   }
 
   /** The lock's remaining lease in ms; null when free, Infinity when held without a lease. */
   async remainingTtl(key: string): Promise<number | null> {
-    const ttl = await this.config.client.pttl(this.nameOf(key));
+    const name = this.nameOf(key);
+    const ttl = await this.redis(key, 'inspect', () => this.config.client.pttl(name));
     if (ttl === -2) return null;
     return ttl === -1 ? Infinity : ttl;
   }
@@ -169,10 +177,8 @@ export class LockEngine {
   /** Deletes the lock whoever holds it and wakes its waiters; true when one was deleted. */
   async forceUnlock(key: string): Promise<boolean> {
     const name = this.nameOf(key);
-    const deleted = await LockScripts.forceUnlock.run(
-      this.config.client,
-      [name],
-      [channelName(name)],
+    const deleted = await this.redis(key, 'force-unlock', () =>
+      LockScripts.forceUnlock.run(this.config.client, [name], [channelName(name)]),
     );
     const local = this.holds.get(name);
     if (local) this.lose(local, 'it was deleted by forceUnlock()');
@@ -251,10 +257,12 @@ export class LockEngine {
   ): Promise<LockHold | number> {
     if (this.closing) throw this.closing;
     const sentAt = Date.now();
-    const [acquired, value] = (await LockScripts.acquire.run(
-      this.config.client,
-      [name, tokenKey(name)],
-      [opts.leaseTime, field, this.config.fencing ? '1' : '0'],
+    const [acquired, value] = (await this.redis(key, 'acquire', () =>
+      LockScripts.acquire.run(
+        this.config.client,
+        [name, tokenKey(name)],
+        [opts.leaseTime, field, this.config.fencing ? '1' : '0'],
+      ),
     )) as [number, number];
     if (acquired === 0) return value;
     const hold = new LockHold(
@@ -338,6 +346,15 @@ export class LockEngine {
   private report(error: LockLostError): void {
     this.config.logger.warn(error.message);
     this.config.onLost?.(error);
+  }
+
+  /** Runs a Redis call, turning its failure into a LockRedisError. */
+  private async redis<T>(key: string, operation: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw new LockRedisError(key, operation, error);
+    }
   }
 
   private applyLostPolicy(error: LockLostError, policy: LockLostPolicy): void {
