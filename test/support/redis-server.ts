@@ -71,7 +71,18 @@ async function startProcess(): Promise<TestRedis> {
   const launch = async () => {
     child = spawn(
       binary,
-      ['--port', String(port), '--bind', host, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        host,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+      ],
       { stdio: 'ignore' },
     );
     await waitForPing(host, port);
@@ -112,14 +123,21 @@ async function startProcess(): Promise<TestRedis> {
 async function waitForPing(host: string, port: number): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const probe = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis({
+      host,
+      port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
       await probe.ping();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`redis-server on ${host}:${port} did not start: ${String(error)}`);
+      if (Date.now() > deadline)
+        throw new Error(`redis-server on ${host}:${port} did not start: ${String(error)}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     } finally {
       probe.disconnect();
@@ -128,10 +146,12 @@ async function waitForPing(host: string, port: number): Promise<void> {
 }
 
 function unsupported(kind: string, what: string): never {
-  throw new Error(`A ${kind} Redis cannot be ${what}; start it with startRedis({ control: true }).`);
+  throw new Error(
+    `A ${kind} Redis cannot be ${what}; start it with startRedis({ control: true }).`,
+  );
 }
 
-async function useUrl(url: string): Promise<TestRedis> {
+function useUrl(url: string): TestRedis {
   const parsed = new URL(url);
   const host = parsed.hostname;
   const port = Number(parsed.port || 6379);
@@ -145,9 +165,7 @@ async function useUrl(url: string): Promise<TestRedis> {
     restart: () => unsupported('REDIS_URL', 'restarted'),
     pause: () => unsupported('REDIS_URL', 'paused'),
     resume: () => unsupported('REDIS_URL', 'resumed'),
-    async stop() {
-      /* The server belongs to whoever set REDIS_URL. */
-    },
+    stop: () => Promise.resolve(), // the server belongs to whoever set REDIS_URL
   };
 }
 
