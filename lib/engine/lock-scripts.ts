@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 export class LuaScript {
   /** SHA1 of the source, as EVALSHA wants it. */
   readonly sha: string;
+  private readonly loading = new WeakMap<Redis, Promise<unknown>>();
 
   constructor(
     readonly name: string,
@@ -24,9 +25,19 @@ export class LuaScript {
       return await client.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      await client.script('LOAD', this.source);
+      await this.load(client);
       return client.evalsha(this.sha, keys.length, ...keys, ...args);
     }
+  }
+
+  /** One SCRIPT LOAD per client however many calls found the script missing at once. */
+  private load(client: Redis): Promise<unknown> {
+    let loading = this.loading.get(client);
+    if (!loading) {
+      loading = client.script('LOAD', this.source).finally(() => this.loading.delete(client));
+      this.loading.set(client, loading);
+    }
+    return loading;
   }
 }
 

@@ -23,11 +23,14 @@ export function openConnections(source: {
   if (source.client) {
     client = source.client;
   } else {
+    // Lazy: nothing connects until the first lock call, so a failed bootstrap leaves no socket.
     client =
-      typeof source.redis === 'string' ? new Redis(source.redis) : new Redis(source.redis ?? {});
+      typeof source.redis === 'string'
+        ? new Redis(source.redis, { lazyConnect: true })
+        : new Redis({ ...source.redis, lazyConnect: true });
     owned.push(client);
   }
-  const subscriber = client.duplicate();
+  const subscriber = client.duplicate({ lazyConnect: true });
   owned.push(subscriber);
   return {
     client,

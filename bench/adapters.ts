@@ -1,0 +1,93 @@
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redlock } from '@sesamecare-oss/redlock';
+import type { Redis } from 'ioredis';
+import { Mutex } from 'redis-semaphore';
+import { LockService, Locked, RedisLockModule } from '../lib';
+
+/** One lock implementation under test: take `key`, run `fn`, release. */
+export interface Adapter {
+  readonly name: string;
+  locked<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+@Injectable()
+class LockedProvider {
+  @Locked('<0>')
+  run<T>(_key: string, fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+}
+
+/** This library through LockService.run and through @Locked, on one Nest application context. */
+export async function nestjsRedisLock(
+  url: string,
+  options: { leaseTime?: number } = {},
+): Promise<{ run: Adapter; decorator: Adapter; locks: LockService }> {
+  @Module({
+    imports: [RedisLockModule.forRoot({ redis: url, waitTime: 60_000, ...options })],
+    providers: [LockedProvider],
+  })
+  class BenchModule {}
+  const app = await NestFactory.createApplicationContext(BenchModule, { logger: false });
+  const locks = app.get(LockService);
+  const provider = app.get(LockedProvider);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await app.close();
+  };
+  return {
+    locks,
+    run: { name: 'nestjs-redis-lock run()', locked: (key, fn) => locks.run(key, fn), close },
+    decorator: {
+      name: 'nestjs-redis-lock @Locked',
+      locked: (key, fn) => provider.run(key, fn),
+      close,
+    },
+  };
+}
+
+/** redis-semaphore's Mutex at its documented defaults. */
+export function redisSemaphore(client: Redis): Adapter {
+  return {
+    name: 'redis-semaphore Mutex',
+    async locked(key, fn) {
+      const mutex = new Mutex(client, key);
+      await mutex.acquire();
+      try {
+        return await fn();
+      } finally {
+        await mutex.release();
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/** @sesamecare-oss/redlock on one server at its documented defaults (lease 5 s, as its README). */
+export function redlock(client: Redis): Adapter {
+  const instance = new Redlock([client]);
+  return {
+    name: '@sesamecare-oss/redlock',
+    async locked(key, fn) {
+      // Its defaults give up after 10 retries; a failed acquire is retried by the caller loop.
+      for (;;) {
+        let lock;
+        try {
+          lock = await instance.acquire([key], 5_000);
+        } catch {
+          continue;
+        }
+        try {
+          return await fn();
+        } finally {
+          await lock.release().catch(() => undefined);
+        }
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
