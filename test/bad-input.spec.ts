@@ -2,7 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { LockError, LockKeyError, LockOptionsError, type LockService } from '../lib';
 import { lockApp } from './support/lock-app';
-import { startRedis, type TestRedis } from './support/redis-server';
+import type { TestRedis } from './support/redis-server';
+import { suiteRedis } from './support/suite-redis';
 
 describe('bad input to LockService: typed errors, nothing run, nothing locked', () => {
   let redis: TestRedis;
@@ -16,15 +17,13 @@ describe('bad input to LockService: typed errors, nothing run, nothing locked', 
     return 'ran';
   };
 
+  const server = suiteRedis();
   beforeAll(async () => {
-    redis = await startRedis();
-    raw = redis.client();
+    ({ redis, raw } = server);
     ({ app, locks, prefix } = await lockApp(redis));
   });
   afterAll(async () => {
     await app.close();
-    raw.disconnect();
-    await redis.stop();
   });
   afterEach(async () => {
     expect(bodyRuns).toBe(0);

@@ -9,7 +9,8 @@ import {
   type LockService,
 } from '../lib';
 import { lockApp, sleep, until } from './support/lock-app';
-import { startRedis, type TestRedis } from './support/redis-server';
+import type { TestRedis } from './support/redis-server';
+import { suiteRedis } from './support/suite-redis';
 
 describe('LockService against real Redis', () => {
   let redis: TestRedis;
@@ -18,14 +19,8 @@ describe('LockService against real Redis', () => {
   let locks: LockService;
   let prefix: string;
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    raw = redis.client();
-  });
-  afterAll(async () => {
-    raw.disconnect();
-    await redis.stop();
-  });
+  const server = suiteRedis();
+  beforeAll(() => ({ redis, raw } = server));
   beforeEach(async () => {
     ({ app, locks, prefix } = await lockApp(redis, { leaseTime: 600, waitTime: 5_000 }));
   });

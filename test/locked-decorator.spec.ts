@@ -31,6 +31,7 @@ import {
 } from '../lib';
 import { lockApp, sleep } from './support/lock-app';
 import { startRedis, type TestRedis } from './support/redis-server';
+import { suiteRedis } from './support/suite-redis';
 
 let raw: Redis;
 
@@ -254,14 +255,8 @@ describe('@Locked', () => {
 
 describe('RedisLockModule', () => {
   let redis: TestRedis;
-  beforeAll(async () => {
-    redis = await startRedis();
-    raw = redis.client();
-  });
-  afterAll(async () => {
-    raw.disconnect();
-    await redis.stop();
-  });
+  const server = suiteRedis();
+  beforeAll(() => ({ redis, raw } = server));
 
   it('binds each app’s own LockService in two apps in one process', async () => {
     const a = await lockApp(redis, { keyPrefix: 'app-a:' }, { providers: [OrdersService] });

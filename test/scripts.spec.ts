@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../lib/engine/lock-scripts';
-import { startRedis, type TestRedis } from './support/redis-server';
+import { suiteRedis } from './support/suite-redis';
 
 describe('Lua scripts against real Redis', () => {
-  let redis: TestRedis;
   let raw: Redis;
   const name = `scripts:${Date.now()}`;
   const token = `redisson_lock_token:{${name}}`;
@@ -14,14 +13,8 @@ describe('Lua scripts against real Redis', () => {
   const release = (field: string, id: string) =>
     LockScripts.release.run(raw, [name, latch(id)], [channel, 30_000, field, 10_000]);
 
-  beforeAll(async () => {
-    redis = await startRedis();
-    raw = redis.client();
-  });
-  afterAll(async () => {
-    raw.disconnect();
-    await redis.stop();
-  });
+  const server = suiteRedis();
+  beforeAll(() => (raw = server.raw));
 
   it('an acquire sent twice keeps the count at 1, so one release frees the lock', async () => {
     expect(await acquire('me:1')).toEqual([1, 1]);
