@@ -1,4 +1,4 @@
-export type { LockEngineLogger, LockLostPolicy, RunOptions } from './engine/lock-engine';
+export type { LockLostPolicy, RunOptions } from './engine/lock-engine';
 export type { LockHandle } from './engine/lock-handle';
 export type { LockOptions } from './engine/lock-options';
 export {

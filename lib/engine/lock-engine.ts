@@ -185,11 +185,6 @@ export class LockEngine {
     return deleted === 1;
   }
 
-  /** Number of locks this engine holds in Redis now. */
-  get heldCount(): number {
-    return this.holds.size;
-  }
-
   /**
    * Stops the engine: new acquires fail and waiters are rejected at once; locks still held are
    * released when their calls end, or after `timeout` ms at the latest; then the watchdog stops.

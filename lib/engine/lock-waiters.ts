@@ -67,11 +67,6 @@ export class LockWaiters {
     return this.queues.has(channel);
   }
 
-  /** Number of channels with waiters (one SUBSCRIBE each). */
-  get channels(): number {
-    return this.queues.size;
-  }
-
   /**
    * Waits in the lock's local queue until an attempt succeeds (resolves the hold), `waitTime`
    * passes (resolves null) or `signal` aborts (rejects with its reason). An attempt that

@@ -29,11 +29,6 @@ export class Watchdog {
     private readonly driver: WatchdogDriver,
   ) {}
 
-  /** Number of locks being renewed. */
-  get size(): number {
-    return this.holds.size;
-  }
-
   add(hold: LockHold): void {
     this.holds.add(hold);
     if (this.timer === undefined) {
@@ -52,7 +47,7 @@ export class Watchdog {
     this.timer = undefined;
   }
 
-  /** One renewal round (also called by tests to avoid waiting for the timer). */
+  /** One renewal round. */
   async tick(): Promise<void> {
     if (this.renewing) return;
     if (this.holds.size === 0) {
