@@ -1,26 +1,31 @@
-/** Child process for the SIGKILL test: takes a lock (watchdog lease from argv) and holds it forever. */
+/**
+ * Child process of holder-killed.spec.ts: takes one lock through the public API and holds it
+ * until killed. argv: redisUrl keyPrefix key leaseTime ['explicit'] — with 'explicit' the lock
+ * gets an explicit lease of leaseTime ms, else the watchdog renews a lease of leaseTime ms.
+ * Prints `held <fencing token>` once it holds the lock.
+ */
 import 'reflect-metadata';
-import { Redis } from 'ioredis';
-import { LockEngine } from '../../lib/engine/lock-engine';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { LockService, RedisLockModule } from '../../lib';
 
 async function main() {
-  const [url, key, leaseTime] = process.argv.slice(2);
-  const client = new Redis(url);
-  const subscriber = new Redis(url);
-  for (const connection of [client, subscriber]) connection.on('error', () => undefined);
-  const engine = new LockEngine({
-    client,
-    subscriber,
-    keyPrefix: '',
-    leaseTime: Number(leaseTime),
-    waitTime: 5_000,
-    fencing: true,
-    onLockLost: 'throw',
-    logger: console,
-  });
-  await engine.acquire(key);
-  process.stdout.write('held\n');
-  setInterval(() => undefined, 1_000); // stay alive until killed
+  const [url, keyPrefix, key, leaseTime, mode] = process.argv.slice(2);
+  @Module({
+    imports: [RedisLockModule.forRoot({ redis: url, keyPrefix, leaseTime: Number(leaseTime) })],
+  })
+  class HolderModule {}
+  const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });
+  const locks = app.get(LockService);
+  const lock = await locks.acquire(
+    key,
+    mode === 'explicit' ? { leaseTime: Number(leaseTime) } : undefined,
+  );
+  process.stdout.write(`held ${lock.fencingToken}\n`);
+  setInterval(() => undefined, 60_000); // stay alive until killed
 }
 
-void main();
+main().catch((error: unknown) => {
+  process.stderr.write(`holder-child failed: ${String(error)}\n`);
+  process.exit(1);
+});

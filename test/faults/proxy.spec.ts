@@ -1,0 +1,181 @@
+import type { Redis } from 'ioredis';
+import { LockLostError, type LockHandle } from '../../lib';
+import { startRedis, type TestRedis } from '../support/redis-server';
+import {
+  LEASE,
+  RENEW_PERIOD,
+  abortTime,
+  fastRedis,
+  lockNode,
+  logged,
+  sleep,
+  until,
+  watchUnhandledRejections,
+  tcpProxy,
+  type LockNode,
+} from './fault-kit';
+
+const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
+
+describe('fault: the client connection cut, stalled or losing replies, through a TCP proxy (its own redis-server)', () => {
+  watchUnhandledRejections();
+  let redis: TestRedis;
+  let raw: Redis;
+  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let direct: LockNode;
+  let viaProxy: LockNode;
+  let viaProxy2: LockNode;
+
+  beforeAll(async () => {
+    redis = await startRedis({ control: true });
+    raw = redis.client();
+    raw.on('error', () => undefined);
+    proxy = await tcpProxy(redis.port);
+    direct = await lockNode(fastRedis(redis.port));
+    viaProxy = await lockNode(fastRedis(proxy.port), { keyPrefix: direct.prefix });
+    viaProxy2 = await lockNode(fastRedis(proxy.port), { keyPrefix: direct.prefix });
+  });
+  afterEach(() => {
+    proxy.unstall();
+    proxy.restore();
+  });
+  afterAll(async () => {
+    for (const node of [direct, viaProxy, viaProxy2]) await node?.close();
+    await proxy?.close();
+    raw?.disconnect();
+    await redis?.stop();
+  });
+
+  /** Normal service through the proxy: take and release a fresh lock within 1 s. */
+  async function serviceWithin1s(node: LockNode) {
+    const started = Date.now();
+    const lock = await node.locks.acquire(`probe:${started}`, { waitTime: 1_000 });
+    await lock.release();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  }
+
+  it('a short cut (less than a lease): the holder keeps its lock, waiters on both sides recover', async () => {
+    const held = await viaProxy.locks.acquire('short');
+    const waiterDirect = direct.locks.acquire('short', { waitTime: 10_000 });
+    const other = await direct.locks.acquire('short:2');
+    const waiterProxied = viaProxy2.locks.acquire('short:2', { waitTime: 10_000 });
+    await sleep(50);
+    proxy.cut();
+    await sleep(LEASE / 3);
+    proxy.restore();
+    await sleep(RENEW_PERIOD * 2); // the watchdog renews through the new connection
+    expect(held.signal.aborted).toBe(false);
+    expect(await raw.hlen(`${direct.prefix}short`)).toBe(1);
+    await held.release();
+    await (await waiterDirect).release();
+    await other.release();
+    await (await waiterProxied).release();
+    expect(viaProxy.lost.filter((e) => e.key === 'short')).toEqual([]);
+    await serviceWithin1s(viaProxy);
+  });
+
+  it('a long cut (several leases): the holder is told within a lease, the other side gets the lock, waiters recover', async () => {
+    const held = await viaProxy.locks.acquire('long');
+    const waiterDirect = direct.locks.acquire('long', { waitTime: 10_000 });
+    const other = await direct.locks.acquire('long:2');
+    const waiterProxied = viaProxy2.locks
+      .acquire('long:2', { waitTime: 10_000 })
+      .catch((e: unknown) => e);
+    await sleep(50);
+    proxy.cut();
+    const cutAt = Date.now();
+    const lostAt = abortTime(held.signal, cutAt);
+    // The holder's lease runs out in Redis: the direct waiter gets the lock ...
+    const next = await waiterDirect;
+    expect(Date.now() - cutAt).toBeLessThan(LEASE + 500);
+    await other.release(); // released while the proxied waiter cannot hear it
+    await sleep(LEASE * 3 - (Date.now() - cutAt));
+    proxy.restore();
+    const restoredAt = Date.now();
+    const lostAfter = lostAt();
+    expect(held.signal.reason).toBeInstanceOf(LockLostError);
+    await expect(held.release()).rejects.toBeInstanceOf(LockLostError);
+    await next.release();
+    const proxied = await waiterProxied;
+    const proxiedAfter = Date.now() - restoredAt;
+    if (!(proxied instanceof Error)) await (proxied as LockHandle).release();
+    await serviceWithin1s(viaProxy);
+    // Known library gaps (see report): the loss is reported late because a renewal waiting in
+    // ioredis' offline queue blocks the watchdog's expiry check; a waiter whose attempt fails
+    // on the broken connection is rejected at once instead of retrying within its waitTime.
+    expect({
+      lossReportedWithinALease: lostAfter < LOSS_BOUND,
+      proxiedWaiterGotTheLock: !(proxied instanceof Error) || String(proxied),
+      proxiedWaiterWithin1sOfRestore: proxiedAfter < 1_000,
+    }).toEqual({
+      lossReportedWithinALease: true,
+      proxiedWaiterGotTheLock: true,
+      proxiedWaiterWithin1sOfRestore: true,
+    });
+  });
+
+  it('a stalled connection (no reset, no bytes) for several leases: the holder is told within one lease', async () => {
+    const held = await viaProxy.locks.acquire('stall');
+    await sleep(RENEW_PERIOD + 20);
+    proxy.stall();
+    const lostAfter = abortTime(held.signal, Date.now());
+    await sleep(LOSS_BOUND);
+    const measured = lostAfter();
+    await sleep(LEASE * 3 - LOSS_BOUND);
+    proxy.unstall();
+    await until(() => held.signal.aborted, LOSS_BOUND);
+    await held.release().catch(() => undefined);
+    await serviceWithin1s(viaProxy);
+    // Known library gap (see report): the watchdog skips its expiry check while a renewal is
+    // in flight, and a renewal on a stalled connection stays in flight.
+    expect(measured).toBeGreaterThanOrEqual(0);
+    expect(measured).toBeLessThan(LOSS_BOUND);
+  });
+
+  it('a release whose reply was lost is resent after the reconnect and answered from the unlock latch: no error, one release', async () => {
+    await (await viaProxy.locks.acquire('latch')).release(); // scripts loaded: no NOSCRIPT reply to lose
+    const held = await viaProxy.locks.acquire('latch');
+    const name = `${direct.prefix}latch`;
+    const warningsBefore = logged.length;
+    proxy.dropReplies();
+    const releasing = held.release();
+    await until(async () => (await raw.exists(name)) === 0, 2_000); // Redis did release it
+    const latches = await raw.keys(`redisson_unlock_latch:{${name}}:*`);
+    expect(await raw.mget(latches)).toEqual(['1', '1']); // the warm-up's and this release's
+    proxy.cut();
+    proxy.restore();
+    await expect(releasing).resolves.toBeUndefined();
+    expect(viaProxy.lost.filter((e) => e.key === 'latch')).toEqual([]);
+    expect(logged.slice(warningsBefore).filter((l) => l.message.includes('"latch"'))).toEqual([]);
+  });
+
+  it('control for the test above: with the latch gone, the resent release finds no owner and reports the loss', async () => {
+    await (await viaProxy.locks.acquire('nolatch')).release();
+    const held = await viaProxy.locks.acquire('nolatch');
+    const name = `${direct.prefix}nolatch`;
+    const before = await raw.keys(`redisson_unlock_latch:{${name}}:*`);
+    proxy.dropReplies();
+    const releasing = held.release();
+    await until(async () => (await raw.exists(name)) === 0, 2_000);
+    const latches = await raw.keys(`redisson_unlock_latch:{${name}}:*`);
+    await raw.del(...latches.filter((latch) => !before.includes(latch)));
+    proxy.cut();
+    proxy.restore();
+    await expect(releasing).rejects.toBeInstanceOf(LockLostError);
+  });
+
+  it('an acquire whose reply was lost is resent after the reconnect: one hold, freed by one release', async () => {
+    const name = `${direct.prefix}resent`;
+    await (await viaProxy.locks.acquire('resent')).release(); // scripts loaded
+    proxy.dropReplies();
+    const acquiring = viaProxy.locks.acquire('resent', { waitTime: 5_000 });
+    await until(async () => (await raw.exists(name)) === 1, 2_000); // Redis did take it
+    proxy.cut();
+    proxy.restore();
+    const held = await acquiring;
+    const fields = await raw.hgetall(name);
+    expect(Object.values(fields)).toEqual(['1']);
+    await held.release();
+    expect(await raw.exists(name)).toBe(0);
+  });
+});

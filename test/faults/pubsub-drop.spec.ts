@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+import { startRedis, type TestRedis } from '../support/redis-server';
+import { fastRedis, lockNode, sleep, watchUnhandledRejections, type LockNode } from './fault-kit';
+
+/**
+ * A long lease, so that a waiter that missed the release message would wait for ~the holder's
+ * TTL (30 s): getting the lock within a second proves it did not depend on that fallback.
+ */
+const LONG_LEASE = 30_000;
+
+describe('fault: the pub/sub connection dropped while waiters wait (its own redis-server)', () => {
+  watchUnhandledRejections();
+  let redis: TestRedis;
+  let raw: Redis;
+  let holder: LockNode;
+  let waiters: LockNode;
+
+  beforeAll(async () => {
+    redis = await startRedis({ control: true });
+    raw = redis.client();
+    holder = await lockNode(fastRedis(redis.port), { leaseTime: LONG_LEASE });
+    waiters = await lockNode(fastRedis(redis.port), {
+      keyPrefix: holder.prefix,
+      leaseTime: LONG_LEASE,
+    });
+  });
+  afterAll(async () => {
+    await holder?.close();
+    await waiters?.close();
+    raw?.disconnect();
+    await redis?.stop();
+  });
+
+  const killPubSub = async () => Number(await raw.client('KILL', 'TYPE', 'pubsub'));
+
+  it('released while the subscriber is reconnecting: every waiter still gets the lock, within a second', async () => {
+    const held = await holder.locks.acquire('pubsub');
+    const order: number[] = [];
+    const waiting = [1, 2, 3].map((n) =>
+      waiters.locks.run('pubsub', () => void order.push(n), { waitTime: 10_000 }),
+    );
+    await sleep(100);
+    expect(await killPubSub()).toBeGreaterThan(0);
+    await held.release(); // its release message is published to nobody
+    const releasedAt = Date.now();
+    await Promise.all(waiting);
+    expect(Date.now() - releasedAt).toBeLessThan(1_000);
+    expect(order).toEqual([1, 2, 3]);
+  });
+
+  it('dropped several times during a wait: the waiter is woken by a later release message', async () => {
+    const held = await holder.locks.acquire('pubsub:again');
+    const waiting = waiters.locks.run('pubsub:again', () => 'got it', { waitTime: 10_000 });
+    for (let i = 0; i < 3; i++) {
+      await sleep(150);
+      await killPubSub();
+    }
+    await sleep(300); // resubscribed by now
+    const releasedAt = Date.now();
+    await held.release();
+    await expect(waiting).resolves.toBe('got it');
+    expect(Date.now() - releasedAt).toBeLessThan(1_000);
+  });
+});
