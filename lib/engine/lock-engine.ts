@@ -163,13 +163,13 @@ export class LockEngine {
   /** Whether anyone (any process, any client) holds `key` now. */
   async isLocked(key: string): Promise<boolean> {
     const name = this.nameOf(key);
-    return (await this.redis(key, 'inspect', () => this.config.client.exists(name))) === 1;
+    return (await this.redis(key, 'inspect', this.config.client.exists(name))) === 1;
   }
 
   /** The lock's remaining lease in ms; null when free, Infinity when held without a lease. */
   async remainingTtl(key: string): Promise<number | null> {
     const name = this.nameOf(key);
-    const ttl = await this.redis(key, 'inspect', () => this.config.client.pttl(name));
+    const ttl = await this.redis(key, 'inspect', this.config.client.pttl(name));
     if (ttl === -2) return null;
     return ttl === -1 ? Infinity : ttl;
   }
@@ -177,8 +177,10 @@ export class LockEngine {
   /** Deletes the lock whoever holds it and wakes its waiters; true when one was deleted. */
   async forceUnlock(key: string): Promise<boolean> {
     const name = this.nameOf(key);
-    const deleted = await this.redis(key, 'force-unlock', () =>
-      LockScripts.forceUnlock.run(this.config.client, [name], [channelName(name)]),
+    const deleted = await this.redis(
+      key,
+      'force-unlock',
+      LockScripts.forceUnlock.run(this.config.client, 1, name, channelName(name)),
     );
     const local = this.holds.get(name);
     if (local) this.lose(local, 'it was deleted by forceUnlock()');
@@ -252,14 +254,21 @@ export class LockEngine {
   ): Promise<LockHold | number> {
     if (this.closing) throw this.closing;
     const sentAt = Date.now();
-    const [acquired, value] = (await this.redis(key, 'acquire', () =>
+    // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - result.
+    const result = (await this.redis(
+      key,
+      'acquire',
       LockScripts.acquire.run(
         this.config.client,
-        [name, tokenKey(name)],
-        [opts.leaseTime, field, this.config.fencing ? '1' : '0'],
+        2,
+        name,
+        tokenKey(name),
+        opts.leaseTime,
+        field,
+        this.config.fencing ? '1' : '0',
       ),
-    )) as [number, number];
-    if (acquired === 0) return value;
+    )) as number;
+    if (result < 0) return -2 - result;
     const hold = new LockHold(
       key,
       name,
@@ -267,7 +276,7 @@ export class LockEngine {
       field,
       opts.leaseTime,
       opts.watchdog,
-      this.config.fencing ? value : undefined,
+      this.config.fencing ? result : undefined,
       sentAt,
     );
     this.holds.set(name, hold);
@@ -288,14 +297,20 @@ export class LockEngine {
     this.untrack(hold);
     const lost = hold.lostError;
     hold.released = true;
-    const ownerSeq = Number(hold.field.slice(this.clientId.length + 1));
-    const requestId = this.requestIdPrefix + ownerSeq.toString(16).padStart(16, '0');
+    // 32 hex digits, as Redisson's: this engine's random half, then the owner's sequence number.
+    const requestId =
+      this.requestIdPrefix + hold.field.slice(this.clientId.length + 1).padStart(16, '0');
     let result: unknown;
     try {
       result = await LockScripts.release.run(
         this.config.client,
-        [hold.name, unlockLatchKey(hold.name, requestId)],
-        [hold.channel, hold.leaseTime, hold.field, UNLOCK_LATCH_TTL],
+        2,
+        hold.name,
+        unlockLatchKey(hold.name, requestId),
+        hold.channel,
+        hold.leaseTime,
+        hold.field,
+        UNLOCK_LATCH_TTL,
       );
     } catch (error) {
       // The lock stays until its lease ends (the watchdog no longer renews it).
@@ -326,8 +341,10 @@ export class LockEngine {
   private async renew(holds: readonly LockHold[], leaseTime: number): Promise<boolean[]> {
     const renewed = (await LockScripts.renew.run(
       this.config.client,
-      holds.map((hold) => hold.name),
-      [leaseTime, ...holds.map((hold) => hold.field)],
+      holds.length,
+      ...holds.map((hold) => hold.name),
+      leaseTime,
+      ...holds.map((hold) => hold.field),
     )) as number[];
     return renewed.map((value) => value === 1);
   }
@@ -343,13 +360,11 @@ export class LockEngine {
     this.config.onLost?.(error);
   }
 
-  /** Runs a Redis call, turning its failure into a LockRedisError. */
-  private async redis<T>(key: string, operation: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
+  /** A Redis call's result, its failure turned into a LockRedisError. */
+  private redis<T>(key: string, operation: string, pending: Promise<T>): Promise<T> {
+    return pending.catch((error: unknown) => {
       throw new LockRedisError(key, operation, error);
-    }
+    });
   }
 
   private applyLostPolicy(error: LockLostError, policy: LockLostPolicy): void {

@@ -102,21 +102,25 @@ export class LockEntry implements LockHandle {
    * Leaves this level. Waits for calls nested beneath it to leave first, so an outer release
    * never frees the lock under a running inner call.
    */
-  async release(): Promise<void> {
+  release(): Promise<void> {
     if (this.released) {
-      throw new LockNotHeldError(this.key, 'this handle was already released.');
+      return Promise.reject(new LockNotHeldError(this.key, 'this handle was already released.'));
     }
     this.released = true;
     if (this.nested !== null || this.queue.length > 0) {
-      await new Promise<void>((resolve) => (this.whenIdle = resolve));
+      return new Promise<void>((resolve) => (this.whenIdle = resolve)).then(() =>
+        this.leaveLevel(),
+      );
     }
-    if (this.parent) {
-      this.parent.leave(this);
-      const lost = this.hold.lostError;
-      if (lost) throw lost;
-      return;
-    }
-    await this.releaseHold(this.hold);
+    return this.leaveLevel();
+  }
+
+  /** Frees the Redis hold (outermost entry) or hands the level back to the parent. */
+  private leaveLevel(): Promise<void> {
+    if (this.parent === undefined) return this.releaseHold(this.hold);
+    this.parent.leave(this);
+    const lost = this.hold.lostError;
+    return lost ? Promise.reject(lost) : Promise.resolve();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -17,17 +17,15 @@ export class LuaScript {
   }
 
   /**
-   * Runs the script with EVALSHA. When Redis does not know it (first use, SCRIPT FLUSH,
-   * restart) it is loaded with SCRIPT LOAD and the call is repeated once.
+   * Runs the script with EVALSHA, arguments as EVALSHA takes them: the number of keys, then the
+   * keys, then the other arguments. When Redis does not know the script (first use, SCRIPT
+   * FLUSH, restart) it is loaded with SCRIPT LOAD and the call is repeated once.
    */
-  async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]) {
-    try {
-      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (error) {
+  run(client: Redis, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown> {
+    return client.evalsha(this.sha, numKeys, ...keysAndArgs).catch((error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      await this.load(client);
-      return client.evalsha(this.sha, keys.length, ...keys, ...args);
-    }
+      return this.load(client).then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs));
+    });
   }
 
   /** One SCRIPT LOAD per client however many calls found the script missing at once. */

@@ -6,20 +6,33 @@
 -- ARGV[2]  owner field '<client uuid>:<owner id>'
 -- ARGV[3]  '1' to issue a fencing token, '0' not to
 --
--- Returns {1, token} when the caller now owns the lock (token 0 when none was asked for),
--- {0, pttl} when another owner holds it (pttl may be -1 for a lock without a lease).
+-- Returns one integer (cheaper to build and parse than an array):
+--   >= 0  the caller now owns the lock; the value is its fencing token (0 when none was asked for)
+--   <= -1 another owner holds it; the holder's PTTL is -2 - value (so -1 means a lock without
+--         a lease, PTTL -1)
 --
 -- Re-entry inside one process never reaches Redis, so an owner field that already exists can
 -- only be this same acquire sent again (ioredis resends unanswered commands after a
 -- reconnect): it keeps the count at 1 and only renews the lease, so one release frees it.
-if redis.call('exists', KEYS[1]) == 0 then
+local pttl = redis.call('pttl', KEYS[1])
+if pttl == -2 then
   redis.call('hset', KEYS[1], ARGV[2], 1)
 elseif redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-  return {0, redis.call('pttl', KEYS[1])}
+  return -2 - pttl
 end
 redis.call('pexpire', KEYS[1], ARGV[1])
-local token = 0
-if ARGV[3] == '1' then
-  token = redis.call('incr', KEYS[2])
+if ARGV[3] ~= '1' then
+  return 0
 end
-return {1, token}
+local token = redis.call('incr', KEYS[2])
+if token == 1 then
+  -- A new counter, or one a restart without persistence wiped: start it at Redis' clock in
+  -- microseconds, so tokens still grow past every token issued before the restart (a lock
+  -- name is never acquired more than once per microsecond). Written as a decimal string:
+  -- Lua would print a double this large in exponent form.
+  local now = redis.call('time')
+  local seed = now[1] .. string.format('%06d', now[2])
+  redis.call('set', KEYS[2], seed)
+  token = tonumber(seed)
+end
+return token
