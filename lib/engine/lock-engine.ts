@@ -308,7 +308,6 @@ export class LockEngine {
         hold.name,
         unlockLatchKey(hold.name, requestId),
         hold.channel,
-        hold.leaseTime,
         hold.field,
         UNLOCK_LATCH_TTL,
       );
