@@ -23,7 +23,7 @@ class LockedProvider {
 /** This library through LockService.run and through @Locked, on one Nest application context. */
 export async function nestjsRedisLock(
   url: string,
-  options: { leaseTime?: number } = {},
+  options: { leaseTime?: number; fencing?: boolean } = {},
 ): Promise<{ run: Adapter; decorator: Adapter; locks: LockService }> {
   @Module({
     imports: [RedisLockModule.forRoot({ redis: url, waitTime: 60_000, ...options })],
@@ -39,11 +39,16 @@ export async function nestjsRedisLock(
     closed = true;
     await app.close();
   };
+  const variant = options.fencing === false ? ', fencing: false' : '';
   return {
     locks,
-    run: { name: 'nestjs-redis-lock run()', locked: (key, fn) => locks.run(key, fn), close },
+    run: {
+      name: `nestjs-redis-lock run()${variant}`,
+      locked: (key, fn) => locks.run(key, fn),
+      close,
+    },
     decorator: {
-      name: 'nestjs-redis-lock @Locked',
+      name: `nestjs-redis-lock @Locked${variant}`,
       locked: (key, fn) => provider.run(key, fn),
       close,
     },

@@ -49,6 +49,30 @@ interface Throughput {
   cyclesPerSec: number;
   p50Us: number;
   p99Us: number;
+  /** CPU time of this (benchmark) process per cycle, µs: the client side of the cost. */
+  nodeCpuUs?: number;
+  /** CPU time of redis-server per cycle, µs (INFO cpu): the server side of the cost. */
+  redisCpuUs?: number;
+}
+
+async function redisCpuUs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)![1]);
+  return (field('used_cpu_sys') + field('used_cpu_user')) * 1e6;
+}
+
+/** Runs one measurement and adds the CPU both sides spent on it, per cycle. */
+async function withCpu(
+  admin: Redis,
+  cycles: number,
+  measure: () => Promise<Throughput>,
+): Promise<Throughput> {
+  const redisBefore = await redisCpuUs(admin);
+  const nodeBefore = process.cpuUsage();
+  const result = await measure();
+  const node = process.cpuUsage(nodeBefore);
+  const redis = (await redisCpuUs(admin)) - redisBefore;
+  return { ...result, nodeCpuUs: (node.user + node.system) / cycles, redisCpuUs: redis / cycles };
 }
 
 async function sequential(run: (key: string) => Promise<unknown>, n: number): Promise<Throughput> {
@@ -138,6 +162,8 @@ async function main() {
   const semaphoreClient = server.client();
   const redlockClient = server.client();
   const lib = await nestjsRedisLock(server.url);
+  // What the fencing token costs on distinct keys (a new counter key per name).
+  const unfenced = await nestjsRedisLock(server.url, { fencing: false });
   const noop = () => Promise.resolve();
   const implementations: { name: string; cycle: (key: string) => Promise<unknown> }[] = [
     {
@@ -147,12 +173,16 @@ async function main() {
         await rawClient.evalsha(trivial, 1, key);
       },
     },
-    ...[lib.run, lib.decorator, redisSemaphore(semaphoreClient), redlock(redlockClient)].map(
-      (adapter: Adapter) => ({
-        name: adapter.name,
-        cycle: (key: string) => adapter.locked(key, noop),
-      }),
-    ),
+    ...[
+      lib.run,
+      lib.decorator,
+      unfenced.run,
+      redisSemaphore(semaphoreClient),
+      redlock(redlockClient),
+    ].map((adapter: Adapter) => ({
+      name: adapter.name,
+      cycle: (key: string) => adapter.locked(key, noop),
+    })),
   ];
 
   // Scenarios 1, 2 and 6: interleaved repetitions after a warm-up.
@@ -167,10 +197,18 @@ async function main() {
     );
     for (const impl of order) {
       progress(`scenario 1/2 rep ${rep + 1}/${config.reps}: ${impl.name}`);
-      seqRuns.get(impl.name)!.push(await sequential(impl.cycle, config.sequential));
+      seqRuns
+        .get(impl.name)!
+        .push(
+          await withCpu(admin, config.sequential, () => sequential(impl.cycle, config.sequential)),
+        );
       concRuns
         .get(impl.name)!
-        .push(await concurrent(impl.cycle, config.concurrent, config.workers));
+        .push(
+          await withCpu(admin, config.concurrent, () =>
+            concurrent(impl.cycle, config.concurrent, config.workers),
+          ),
+        );
     }
   }
   const summarize = (runs: Map<string, Throughput[]>) => {
@@ -184,6 +222,8 @@ async function main() {
         ratio: rate / rawRate,
         p50Us: median(reps.map((r) => r.p50Us)),
         p99Us: median(reps.map((r) => r.p99Us)),
+        nodeCpuUs: median(reps.map((r) => r.nodeCpuUs!)),
+        redisCpuUs: median(reps.map((r) => r.redisCpuUs!)),
       };
     });
   };
@@ -305,6 +345,7 @@ async function main() {
   };
 
   await lib.run.close();
+  await unfenced.run.close();
   for (const client of [rawClient, semaphoreClient, redlockClient, stateClient, admin])
     client.disconnect();
   await server.stop();
@@ -323,8 +364,24 @@ async function main() {
   );
   const throughputTable = (rows: typeof scenario1) =>
     table(
-      ['implementation', 'cycles/s', 'ratio to raw', 'p50 µs', 'p99 µs'],
-      rows.map((r) => [r.name, fmt(r.cyclesPerSec), fmt(r.ratio, 2), fmt(r.p50Us), fmt(r.p99Us)]),
+      [
+        'implementation',
+        'cycles/s',
+        'ratio to raw',
+        'p50 µs',
+        'p99 µs',
+        'Node CPU µs/cycle',
+        'Redis CPU µs/cycle',
+      ],
+      rows.map((r) => [
+        r.name,
+        fmt(r.cyclesPerSec),
+        fmt(r.ratio, 2),
+        fmt(r.p50Us),
+        fmt(r.p99Us),
+        fmt(r.nodeCpuUs, 1),
+        fmt(r.redisCpuUs, 1),
+      ]),
     );
   out.push(
     `### 1. Uncontended acquire + release, sequential, distinct keys (${config.sequential} cycles)`,

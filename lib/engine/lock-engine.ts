@@ -325,6 +325,7 @@ export class LockEngine {
       this.report(error);
       throw error;
     }
+    this.waiters.released(hold.channel, result as number);
   }
 
   private async releaseQuietly(hold: LockHold): Promise<void> {

@@ -2,6 +2,20 @@ import type { Redis } from 'ioredis';
 import type { LockHold } from './lock-hold';
 import { UNLOCK_MESSAGE, WAKE_ALL_MESSAGE } from './redis-names';
 
+/**
+ * How long a process that won the lock recently holds back its attempt after a release message,
+ * in ms: far longer than the microseconds by which Redis' delivery order favours one subscriber,
+ * short next to a handoff across processes.
+ */
+const HOLD_BACK_DELAY = 2;
+
+/**
+ * How long a queue stays subscribed after its last waiter left, in ms: a caller that comes back
+ * for the lock soon (a worker in a loop) finds the subscription, and the turn-taking state, still
+ * there instead of paying UNSUBSCRIBE + SUBSCRIBE.
+ */
+const QUEUE_LINGER = 1_000;
+
 /** One acquire attempt: the hold on success, else the holder's PTTL in ms. */
 export type Attempt = () => Promise<LockHold | number>;
 
@@ -29,9 +43,21 @@ class Queue {
   attempting = false;
   /** A release was announced while the head's attempt was in flight: try again at once. */
   wakePending = false;
+  /** ... and that was a release message (see `woken`). */
+  wakePendingWoken = false;
   /** Retries after the holder's PTTL, in case a release message is missed. */
   retryTimer: NodeJS.Timeout | undefined;
   disposed = false;
+  /** Drops the queue once it has been empty for QUEUE_LINGER ms. */
+  lingerTimer: NodeJS.Timeout | undefined;
+  /** The attempt in flight (or pending) answers a release message. */
+  woken = false;
+  /** A release message was answered here, but another client took the lock first. */
+  contended = false;
+  /** Release messages seen since this process last took the lock. */
+  releasesSinceWin = Infinity;
+  /** Processes that received this process's last release of the lock (itself included). */
+  listeners = 1;
 
   constructor(readonly channel: string) {}
 }
@@ -41,6 +67,13 @@ class Queue {
  * (FIFO) behind one SUBSCRIBE to its channel; only the head of the queue sends acquire attempts:
  * one after subscribing, one per release message, and one when the holder's PTTL runs out (so a
  * lost message costs at most one TTL). No fixed polling interval.
+ *
+ * Fair turns between processes: Redis delivers a release message to subscribers in a fixed
+ * order, so left alone the same process would win nearly every race. Once a queue has lost such
+ * a race (other processes want the lock too), a process that took the lock holds back its
+ * attempts by HOLD_BACK_DELAY ms until it has seen as many releases as there were other
+ * processes listening when it last released (what PUBLISH counted): the others take their turn
+ * first. A wrong count costs at most one short delay per release, never a missed handoff.
  */
 export class LockWaiters {
   private readonly queues = new Map<string, Queue>();
@@ -54,7 +87,7 @@ export class LockWaiters {
     subscriber.on('message', (channel: string, message: string) => {
       if (message !== UNLOCK_MESSAGE && message !== WAKE_ALL_MESSAGE) return;
       const queue = this.queues.get(channel);
-      if (queue) this.attempt(queue);
+      if (queue) this.wake(queue);
     });
     // After a reconnect ioredis subscribes again, but releases announced meanwhile are gone.
     subscriber.on('ready', () => {
@@ -62,7 +95,7 @@ export class LockWaiters {
     });
   }
 
-  /** Whether local callers are already waiting for the lock on `channel`. */
+  /** Whether this process queues callers for the lock on `channel` (or did within QUEUE_LINGER). */
   has(channel: string): boolean {
     return this.queues.has(channel);
   }
@@ -85,6 +118,9 @@ export class LockWaiters {
       this.subscribe(queue);
     }
     const target = queue;
+    // A lingering queue gets a head again: it tries at once (once subscribed, subscribe() does).
+    const idle = target.waiters.length === 0 && target.subscribed;
+    clearTimeout(target.lingerTimer);
     return new Promise<LockHold | null>((resolve, reject) => {
       const waiter: Waiter = {
         attempt,
@@ -103,7 +139,14 @@ export class LockWaiters {
         waiter.cancel = () => signal.removeEventListener('abort', onAbort);
       }
       target.waiters.push(waiter);
+      if (idle) this.attempt(target);
     });
+  }
+
+  /** This process freed the lock on `channel`; `listeners` processes were told (PUBLISH's count). */
+  released(channel: string, listeners: number): void {
+    const queue = this.queues.get(channel);
+    if (queue) queue.listeners = listeners;
   }
 
   /** Rejects every waiter (shutdown) and drops the subscriptions. */
@@ -111,6 +154,7 @@ export class LockWaiters {
     for (const queue of [...this.queues.values()]) {
       for (const waiter of [...queue.waiters])
         this.leave(queue, waiter, () => waiter.reject(reason));
+      this.dispose(queue);
     }
   }
 
@@ -128,11 +172,20 @@ export class LockWaiters {
     );
   }
 
+  /** A release message: the head tries now, or after HOLD_BACK_DELAY if it is not its turn. */
+  private wake(queue: Queue): void {
+    const holdBack = queue.contended && queue.releasesSinceWin < queue.listeners - 1;
+    queue.releasesSinceWin++;
+    if (holdBack && !queue.attempting) this.retryAfter(queue, HOLD_BACK_DELAY);
+    else this.attempt(queue, true);
+  }
+
   /** The head of the queue tries to acquire (or notes to retry if it is already trying). */
-  private attempt(queue: Queue): void {
+  private attempt(queue: Queue, woken = false): void {
     if (queue.disposed) return;
     if (queue.attempting) {
       queue.wakePending = true;
+      queue.wakePendingWoken ||= woken;
       return;
     }
     const head = queue.waiters[0];
@@ -141,6 +194,8 @@ export class LockWaiters {
     queue.retryTimer = undefined;
     queue.attempting = true;
     queue.wakePending = false;
+    queue.wakePendingWoken = false;
+    queue.woken = woken;
     head.attempt().then(
       (result) => this.settle(queue, head, result),
       (error: unknown) => this.settle(queue, head, error, true),
@@ -158,13 +213,16 @@ export class LockWaiters {
     }
     if (typeof result !== 'number') {
       const hold = result as LockHold;
+      queue.releasesSinceWin = 0;
       if (head.done) this.driver.abandoned(hold);
       else this.leave(queue, head, () => head.resolve(hold));
       // The next waiter waits for this hold's release message, capped by its lease.
       if (!queue.disposed) this.retryAfter(queue, hold.leaseTime);
       return;
     }
-    if (queue.wakePending) this.attempt(queue);
+    // The lock was free after a release message, yet someone else got it: other clients compete.
+    if (queue.woken) queue.contended = true;
+    if (queue.wakePending) this.attempt(queue, queue.wakePendingWoken);
     else this.retryAfter(queue, result < 0 ? (result === -2 ? 0 : this.noTtlRetry) : result);
   }
 
@@ -185,12 +243,19 @@ export class LockWaiters {
     if (index >= 0) queue.waiters.splice(index, 1);
     settle();
     if (queue.waiters.length === 0 && !queue.disposed) {
-      queue.disposed = true;
       clearTimeout(queue.retryTimer);
-      this.queues.delete(queue.channel);
-      this.subscriber
-        .unsubscribe(queue.channel)
-        .catch((error: unknown) => this.driver.failed(error));
+      queue.lingerTimer = setTimeout(() => this.dispose(queue), QUEUE_LINGER);
+      queue.lingerTimer.unref();
     }
+  }
+
+  /** Drops an empty queue and its subscription. */
+  private dispose(queue: Queue): void {
+    if (queue.waiters.length > 0 || queue.disposed) return;
+    queue.disposed = true;
+    clearTimeout(queue.lingerTimer);
+    clearTimeout(queue.retryTimer);
+    this.queues.delete(queue.channel);
+    this.subscriber.unsubscribe(queue.channel).catch((error: unknown) => this.driver.failed(error));
   }
 }

@@ -7,9 +7,10 @@
 -- ARGV[2]  owner field
 -- ARGV[3]  latch lifetime in milliseconds
 --
--- Returns 1 when the lock was freed (and '0' was published so waiters wake), nil when the owner
--- field is absent: the lock expired or was deleted, and nothing is touched (a lock is never
--- released by someone who does not own it).
+-- Returns, when the lock was freed, how many clients received the '0' published on its channel
+-- (the processes waiting for it: they wake and try); nil when the owner field is absent: the
+-- lock expired or was deleted, and nothing is touched (a lock is never released by someone who
+-- does not own it).
 --
 -- This library counts re-entry in the process and keeps the hold count in Redis at 1 (a resent
 -- acquire does too), so one HDEL ends the hold, and Redis drops the hash with its only field:
@@ -21,6 +22,6 @@
 if redis.call('hdel', KEYS[1], ARGV[2]) == 0 then
   return tonumber(redis.call('get', KEYS[2]))
 end
-redis.call('publish', ARGV[1], '0')
-redis.call('set', KEYS[2], 1, 'px', ARGV[3])
-return 1
+local listeners = redis.call('publish', ARGV[1], '0')
+redis.call('set', KEYS[2], listeners, 'px', ARGV[3])
+return listeners
