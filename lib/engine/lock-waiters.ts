@@ -1,6 +1,10 @@
-import type { Redis } from 'ioredis';
+import { ReplyError, type Redis } from 'ioredis';
+import { LockRedisError } from '../lock.errors';
 import type { LockHold } from './lock-hold';
 import { UNLOCK_MESSAGE, WAKE_ALL_MESSAGE } from './redis-names';
+
+/** Delay before the head tries again after its attempt failed on the connection, ms. */
+const CONNECTION_RETRY_DELAY = 100;
 
 /** One acquire attempt: the hold on success, else the holder's PTTL in ms. */
 export type Attempt = () => Promise<LockHold | number>;
@@ -40,7 +44,9 @@ class Queue {
  * Waiting for busy locks, driven by one pub/sub connection. Waiters for one lock queue locally
  * (FIFO) behind one SUBSCRIBE to its channel; only the head of the queue sends acquire attempts:
  * one after subscribing, one per release message, and one when the holder's PTTL runs out (so a
- * lost message costs at most one TTL). No fixed polling interval.
+ * lost message costs at most one TTL). No fixed polling interval. An attempt that fails on the
+ * connection is repeated every CONNECTION_RETRY_DELAY ms until the wait ends; one that Redis
+ * refuses rejects its waiter.
  */
 export class LockWaiters {
   private readonly queues = new Map<string, Queue>();
@@ -149,9 +155,14 @@ export class LockWaiters {
 
   private settle(queue: Queue, head: Waiter, result: unknown, failed = false): void {
     queue.attempting = false;
+    if (failed && connectionFailed(result)) {
+      // Redis may be back soon: the head keeps its place and its wait time bounds the retries.
+      this.retryAfter(queue, CONNECTION_RETRY_DELAY);
+      return;
+    }
     if (failed) {
-      // Redis answered with an error (or the connection failed): the head gets it, the next
-      // waiter tries on its own, so nobody hangs on a broken server.
+      // Redis answered with an error: the head gets it, the next waiter tries on its own, so
+      // nobody hangs on a server that refuses locks.
       if (!head.done) this.leave(queue, head, () => head.reject(result));
       if (queue.waiters.length > 0) this.attempt(queue);
       return;
@@ -193,4 +204,9 @@ export class LockWaiters {
         .catch((error: unknown) => this.driver.failed(error));
     }
   }
+}
+
+/** Whether an attempt failed on the way to Redis (retried) rather than being refused by it. */
+function connectionFailed(error: unknown): boolean {
+  return error instanceof LockRedisError && !(error.cause instanceof ReplyError);
 }
