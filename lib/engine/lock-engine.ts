@@ -20,6 +20,7 @@ import { LockScripts } from './lock-scripts';
 import { LockWaiters } from './lock-waiters';
 import { OwnerContext } from './owner-context';
 import { channelName, tokenKey, unlockLatchKey } from './redis-names';
+import { resolvesWithin } from './time-limit';
 import { Watchdog } from './watchdog';
 
 /** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
@@ -65,6 +66,8 @@ export interface LockEngineConfig {
 export const MAX_KEY_BYTES = 1024;
 /** How long an unlock latch (idempotent release) stays in Redis, in ms. */
 const UNLOCK_LATCH_TTL = 10_000;
+/** How long close() waits for Redis to answer its final releases, in ms. */
+const FINAL_RELEASE_TIMEOUT = 500;
 
 /**
  * The lock engine: Redisson-compatible reentrant locks with call-chain ownership, a batching
@@ -187,8 +190,9 @@ export class LockEngine {
 
   /**
    * Stops the engine: new acquires fail and waiters are rejected at once; locks still held are
-   * released when their calls end, or after `timeout` ms at the latest; then the watchdog stops.
-   * Connections are the caller's to close.
+   * released when their calls end, or after `timeout` ms at the latest (waiting up to
+   * FINAL_RELEASE_TIMEOUT ms for Redis to answer); then the watchdog stops. Connections are the
+   * caller's to close.
    */
   async close(timeout = 0): Promise<void> {
     if (this.closing) return;
@@ -198,7 +202,14 @@ export class LockEngine {
     while (this.holds.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
     }
-    await Promise.all([...this.holds.values()].map((hold) => this.releaseQuietly(hold)));
+    const releasing = Promise.all(
+      [...this.holds.values()].map((hold) => this.releaseQuietly(hold)),
+    );
+    if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
+      this.config.logger.warn(
+        `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
+      );
+    }
     this.watchdog.stop();
   }
 
