@@ -7,6 +7,7 @@ import {
   LockLostError,
   LockRedisError,
 } from '../lock.errors';
+import { FirstAttempts } from './first-attempts';
 import { LockEntry } from './lock-entry';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
@@ -82,6 +83,7 @@ export class LockEngine {
   private readonly watchdog: Watchdog;
   private readonly waiters: LockWaiters;
   private readonly holds = new Map<string, LockHold>();
+  private readonly firstAttempts = new FirstAttempts((hold) => void this.releaseQuietly(hold));
   private closing: LockError | undefined;
 
   constructor(private readonly config: LockEngineConfig) {
@@ -239,7 +241,9 @@ export class LockEngine {
     const attempt = () => this.attempt(key, name, channel, field, opts);
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
     if (opts.waitTime <= 0 || !this.waiters.has(channel)) {
-      const result = await attempt();
+      // Bounded by the wait, but Redis gets at least a watchdog period (a third of the lease).
+      const timeout = Math.max(opts.waitTime, Math.floor(this.config.leaseTime / 3));
+      const result = await this.firstAttempts.bound(key, attempt(), started, timeout);
       if (typeof result !== 'number') {
         if (opts.signal?.aborted) {
           await this.releaseQuietly(result);
