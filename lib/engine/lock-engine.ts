@@ -7,6 +7,7 @@ import {
   LockLostError,
   LockRedisError,
 } from '../lock.errors';
+import { FirstAttempts } from './first-attempts';
 import { LockEntry } from './lock-entry';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
@@ -20,6 +21,7 @@ import { LockScripts } from './lock-scripts';
 import { LockWaiters } from './lock-waiters';
 import { OwnerContext } from './owner-context';
 import { channelName, tokenKey, unlockLatchKey } from './redis-names';
+import { resolvesWithin } from './time-limit';
 import { Watchdog } from './watchdog';
 
 /** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
@@ -65,6 +67,8 @@ export interface LockEngineConfig {
 export const MAX_KEY_BYTES = 1024;
 /** How long an unlock latch (idempotent release) stays in Redis, in ms. */
 const UNLOCK_LATCH_TTL = 10_000;
+/** How long close() waits for Redis to answer its final releases, in ms. */
+const FINAL_RELEASE_TIMEOUT = 500;
 
 /**
  * The lock engine: Redisson-compatible reentrant locks with call-chain ownership, a batching
@@ -79,6 +83,7 @@ export class LockEngine {
   private readonly watchdog: Watchdog;
   private readonly waiters: LockWaiters;
   private readonly holds = new Map<string, LockHold>();
+  private readonly firstAttempts = new FirstAttempts((hold) => void this.releaseQuietly(hold));
   private closing: LockError | undefined;
 
   constructor(private readonly config: LockEngineConfig) {
@@ -189,8 +194,9 @@ export class LockEngine {
 
   /**
    * Stops the engine: new acquires fail and waiters are rejected at once; locks still held are
-   * released when their calls end, or after `timeout` ms at the latest; then the watchdog stops.
-   * Connections are the caller's to close.
+   * released when their calls end, or after `timeout` ms at the latest (waiting up to
+   * FINAL_RELEASE_TIMEOUT ms for Redis to answer); then the watchdog stops. Connections are the
+   * caller's to close.
    */
   async close(timeout = 0): Promise<void> {
     if (this.closing) return;
@@ -200,7 +206,14 @@ export class LockEngine {
     while (this.holds.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
     }
-    await Promise.all([...this.holds.values()].map((hold) => this.releaseQuietly(hold)));
+    const releasing = Promise.all(
+      [...this.holds.values()].map((hold) => this.releaseQuietly(hold)),
+    );
+    if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
+      this.config.logger.warn(
+        `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
+      );
+    }
     this.watchdog.stop();
   }
 
@@ -230,7 +243,9 @@ export class LockEngine {
     const attempt = () => this.attempt(key, name, channel, field, opts);
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
     if (opts.waitTime <= 0 || !this.waiters.has(channel)) {
-      const result = await attempt();
+      // Bounded by the wait, but Redis gets at least a watchdog period (a third of the lease).
+      const timeout = Math.max(opts.waitTime, Math.floor(this.config.leaseTime / 3));
+      const result = await this.firstAttempts.bound(key, attempt(), started, timeout);
       if (typeof result !== 'number') {
         if (opts.signal?.aborted) {
           await this.releaseQuietly(result);

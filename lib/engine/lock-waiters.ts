@@ -1,6 +1,10 @@
-import type { Redis } from 'ioredis';
+import { ReplyError, type Redis } from 'ioredis';
+import { LockRedisError } from '../lock.errors';
 import type { LockHold } from './lock-hold';
 import { UNLOCK_MESSAGE, WAKE_ALL_MESSAGE } from './redis-names';
+
+/** Delay before the head tries again after its attempt failed on the connection, ms. */
+const CONNECTION_RETRY_DELAY = 100;
 
 /**
  * How long a process that won the lock recently holds back its attempt after a release message,
@@ -66,7 +70,9 @@ class Queue {
  * Waiting for busy locks, driven by one pub/sub connection. Waiters for one lock queue locally
  * (FIFO) behind one SUBSCRIBE to its channel; only the head of the queue sends acquire attempts:
  * one after subscribing, one per release message, and one when the holder's PTTL runs out (so a
- * lost message costs at most one TTL). No fixed polling interval.
+ * lost message costs at most one TTL). No fixed polling interval. An attempt that fails on the
+ * connection is repeated every CONNECTION_RETRY_DELAY ms until the wait ends; one that Redis
+ * refuses rejects its waiter.
  *
  * Fair turns between processes: Redis delivers a release message to subscribers in a fixed
  * order, so left alone the same process would win nearly every race. Once a queue has lost such
@@ -204,9 +210,14 @@ export class LockWaiters {
 
   private settle(queue: Queue, head: Waiter, result: unknown, failed = false): void {
     queue.attempting = false;
+    if (failed && connectionFailed(result)) {
+      // Redis may be back soon: the head keeps its place and its wait time bounds the retries.
+      this.retryAfter(queue, CONNECTION_RETRY_DELAY);
+      return;
+    }
     if (failed) {
-      // Redis answered with an error (or the connection failed): the head gets it, the next
-      // waiter tries on its own, so nobody hangs on a broken server.
+      // Redis answered with an error: the head gets it, the next waiter tries on its own, so
+      // nobody hangs on a server that refuses locks.
       if (!head.done) this.leave(queue, head, () => head.reject(result));
       if (queue.waiters.length > 0) this.attempt(queue);
       return;
@@ -258,4 +269,9 @@ export class LockWaiters {
     this.queues.delete(queue.channel);
     this.subscriber.unsubscribe(queue.channel).catch((error: unknown) => this.driver.failed(error));
   }
+}
+
+/** Whether an attempt failed on the way to Redis (retried) rather than being refused by it. */
+function connectionFailed(error: unknown): boolean {
+  return error instanceof LockRedisError && !(error.cause instanceof ReplyError);
 }

@@ -1,4 +1,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { resolvesWithin } from './time-limit';
+
+/** How long a closing connection waits for Redis to answer QUIT before it is dropped, ms. */
+const QUIT_TIMEOUT = 100;
 
 /** The two connections a lock engine uses, and how to close the ones it owns. */
 export interface RedisConnections {
@@ -6,7 +10,10 @@ export interface RedisConnections {
   client: Redis;
   /** Pub/sub only. */
   subscriber: Redis;
-  /** Closes the connections opened here; a client passed in by the user stays open. */
+  /**
+   * Closes the connections opened here (QUIT, or a disconnect when Redis does not answer it
+   * within QUIT_TIMEOUT ms); a client passed in by the user stays open.
+   */
   close(): Promise<void>;
 }
 
@@ -43,13 +50,7 @@ export function openConnections(source: {
 
 async function closeConnection(connection: Redis): Promise<void> {
   if (connection.status === 'end') return;
-  if (connection.status !== 'ready') {
-    connection.disconnect();
-    return;
-  }
-  try {
-    await connection.quit();
-  } catch {
+  if (connection.status !== 'ready' || !(await resolvesWithin(connection.quit(), QUIT_TIMEOUT))) {
     connection.disconnect();
   }
 }

@@ -15,14 +15,17 @@ export interface WatchdogDriver {
 
 /**
  * Keeps watchdog-leased locks alive: one timer for all of them, firing every third of the
- * lease, renewing up to RENEW_BATCH_SIZE locks per script call. A failed call does not stop
- * renewal; a lock reported gone, or not confirmed for a whole lease, is reported lost.
- * The timer is unref'd and stops when no lock is held.
+ * lease, renewing up to RENEW_BATCH_SIZE locks per script call. Every tick checks every lock:
+ * one not confirmed for a whole lease is reported lost, also while its renewal call still
+ * hangs (no new call is sent for it until that one settles). A failed call does not stop
+ * renewal; a lock reported gone is reported lost. The timer is unref'd and stops when no lock
+ * is held.
  */
 export class Watchdog {
   private readonly holds = new Set<LockHold>();
+  /** Holds whose renewal call has not settled yet. */
+  private readonly renewing = new Set<LockHold>();
   private timer: NodeJS.Timeout | undefined;
-  private renewing = false;
 
   constructor(
     private readonly leaseTime: number,
@@ -32,7 +35,7 @@ export class Watchdog {
   add(hold: LockHold): void {
     this.holds.add(hold);
     if (this.timer === undefined) {
-      this.timer = setInterval(() => void this.tick(), Math.floor(this.leaseTime / 3));
+      this.timer = setInterval(() => this.tick(), Math.floor(this.leaseTime / 3));
       this.timer.unref();
     }
   }
@@ -40,6 +43,7 @@ export class Watchdog {
   /** Stops renewing `hold`. The timer itself stops at the next tick with nothing to renew. */
   remove(hold: LockHold): void {
     this.holds.delete(hold);
+    this.renewing.delete(hold);
   }
 
   stop(): void {
@@ -47,39 +51,32 @@ export class Watchdog {
     this.timer = undefined;
   }
 
-  /** One renewal round. */
-  async tick(): Promise<void> {
-    if (this.renewing) return;
+  /** One round: reports expired holds, sends renewals for the others not being renewed. */
+  tick(): void {
     if (this.holds.size === 0) {
       this.stop();
       return;
     }
-    this.renewing = true;
-    try {
-      const now = Date.now();
-      const due: LockHold[] = [];
-      for (const hold of this.holds) {
-        if (now >= hold.validUntil) {
-          this.remove(hold);
-          this.driver.lost(
-            hold,
-            `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
-          );
-        } else {
-          due.push(hold);
-        }
+    const now = Date.now();
+    const due: LockHold[] = [];
+    for (const hold of this.holds) {
+      if (now >= hold.validUntil) {
+        this.remove(hold);
+        this.driver.lost(
+          hold,
+          `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
+        );
+      } else if (!this.renewing.has(hold)) {
+        due.push(hold);
       }
-      const rounds: Promise<void>[] = [];
-      for (let i = 0; i < due.length; i += RENEW_BATCH_SIZE) {
-        rounds.push(this.renewBatch(due.slice(i, i + RENEW_BATCH_SIZE)));
-      }
-      await Promise.all(rounds);
-    } finally {
-      this.renewing = false;
+    }
+    for (let i = 0; i < due.length; i += RENEW_BATCH_SIZE) {
+      void this.renewBatch(due.slice(i, i + RENEW_BATCH_SIZE));
     }
   }
 
   private async renewBatch(batch: LockHold[]): Promise<void> {
+    for (const hold of batch) this.renewing.add(hold);
     const sentAt = Date.now();
     let held: boolean[];
     try {
@@ -87,11 +84,14 @@ export class Watchdog {
     } catch (error) {
       this.driver.failed(error);
       return;
+    } finally {
+      for (const hold of batch) this.renewing.delete(hold);
     }
     batch.forEach((hold, i) => {
-      if (hold.released) return;
+      // Released or reported lost meanwhile: a late answer never brings it back.
+      if (!this.holds.has(hold)) return;
       if (held[i]) {
-        hold.validUntil = sentAt + this.leaseTime;
+        hold.validUntil = Math.max(hold.validUntil, sentAt + this.leaseTime);
       } else {
         this.remove(hold);
         this.driver.lost(hold, 'it expired or was deleted in Redis (renewal found no owner)');

@@ -77,8 +77,6 @@ describe('fault: Redis paused (SIGSTOP) longer than the lease, then resumed (its
     redis.pause();
     const lostAfter = abortTime(held.signal, Date.now());
     await sleep(LOSS_BOUND);
-    // Known library gap (see report): the renewal in flight to the stopped Redis never
-    // returns, and the watchdog skips its expiry check while a renewal is in flight.
     const measured = lostAfter();
     redis.resume();
     await held.release().catch(() => undefined);
@@ -97,7 +95,6 @@ describe('fault: Redis paused (SIGSTOP) longer than the lease, then resumed (its
     if (late && typeof late === 'object' && 'release' in late) {
       await (late as { release(): Promise<void> }).release();
     }
-    // Known library gap (see report): the first acquire attempt is not bounded by waitTime.
     expect(first).toBeInstanceOf(LockError);
     expect(elapsed).toBeLessThan(300 + 1_000);
   });
@@ -116,7 +113,6 @@ describe('fault: Redis paused (SIGSTOP) longer than the lease, then resumed (its
     redis.resume();
     await closing;
     await held.release().catch(() => undefined);
-    // Known library gap (see report): the release and QUIT sent on close wait for Redis forever.
     expect(first).toBe('closed');
     expect(elapsed).toBeLessThan(200 + 1_000);
   });

@@ -100,9 +100,6 @@ describe('fault: the client connection cut, stalled or losing replies, through a
     const proxiedAfter = Date.now() - restoredAt;
     if (!(proxied instanceof Error)) await (proxied as LockHandle).release();
     await serviceWithin1s(viaProxy);
-    // Known library gaps (see report): the loss is reported late because a renewal waiting in
-    // ioredis' offline queue blocks the watchdog's expiry check; a waiter whose attempt fails
-    // on the broken connection is rejected at once instead of retrying within its waitTime.
     expect({
       lossReportedWithinALease: lostAfter < LOSS_BOUND,
       proxiedWaiterGotTheLock: !(proxied instanceof Error) || String(proxied),
@@ -126,8 +123,6 @@ describe('fault: the client connection cut, stalled or losing replies, through a
     await until(() => held.signal.aborted, LOSS_BOUND);
     await held.release().catch(() => undefined);
     await serviceWithin1s(viaProxy);
-    // Known library gap (see report): the watchdog skips its expiry check while a renewal is
-    // in flight, and a renewal on a stalled connection stays in flight.
     expect(measured).toBeGreaterThanOrEqual(0);
     expect(measured).toBeLessThan(LOSS_BOUND);
   });

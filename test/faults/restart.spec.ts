@@ -97,8 +97,6 @@ describe('fault: Redis restarted without persistence (its own redis-server)', ()
     const lostAfter = abortTime(held.signal, Date.now());
     try {
       await sleep(LOSS_BOUND);
-      // Known library gap (see report): a renewal stuck in ioredis' offline queue blocks the
-      // watchdog's expiry check until ioredis gives the command up.
       expect(lostAfter()).toBeGreaterThanOrEqual(0);
       expect(lostAfter()).toBeLessThan(LOSS_BOUND);
     } finally {
