@@ -2,12 +2,11 @@ import { Logger } from '@nestjs/common';
 import { Observable, isObservable, lastValueFrom, type Subscription } from 'rxjs';
 import type { RunOptions } from './engine/lock-engine';
 import type { LockHandle } from './engine/lock-handle';
-import { assertLeaseTime, assertWaitTime, describe } from './engine/lock-options';
+import { assertLeaseTime, assertLostPolicy, assertWaitTime, describe } from './engine/lock-options';
 import { checkBuiltKey, compileKeyTemplate, type KeyBuilder } from './key-template';
 import { LockError, LockLostError, LockOptionsError } from './lock.errors';
 import type { LockService } from './lock.service';
 import { HAS_LOCKED_METHODS, LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
-import { assertLostPolicy } from './redis-lock-options.validation';
 
 /** Options of `@Locked`. */
 export interface LockedOptions extends Omit<RunOptions, 'signal'> {
@@ -155,7 +154,7 @@ function lockedObservable(
         return error;
       }
     };
-    locks.acquire(key, options).then(
+    locks.acquire(key, { waitTime: options.waitTime, leaseTime: options.leaseTime }).then(
       (acquired) => {
         lock = acquired;
         if (subscriber.closed) {

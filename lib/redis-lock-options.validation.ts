@@ -1,5 +1,12 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { assertLeaseTime, assertWaitTime, describe } from './engine/lock-options';
+import { MAX_KEY_BYTES } from './engine/lock-engine';
+import {
+  assertLeaseTime,
+  assertLostPolicy,
+  assertWaitTime,
+  describe,
+  unknownOption,
+} from './engine/lock-options';
 import type { LockLostPolicy } from './engine/lock-engine';
 import { LockOptionsError } from './lock.errors';
 import {
@@ -33,23 +40,22 @@ const KNOWN_OPTIONS = [
   'isGlobal',
 ];
 
-/** Validates module options (throwing LockOptionsError naming the option) and fills defaults. */
-export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
+/** Checks that the module was given an options object at all (`forRoot()` or a factory). */
+export function assertOptionsObject(options: unknown): asserts options is object {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new LockOptionsError(
       'options',
       `RedisLockModule needs an options object such as { redis: 'redis://127.0.0.1:6379' }, got ${describe(options)}.`,
     );
   }
+}
+
+/** Validates module options (throwing LockOptionsError naming the option) and fills defaults. */
+export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
+  assertOptionsObject(options);
   const given = options as Record<string, unknown>;
   for (const name of Object.keys(given)) {
-    if (!KNOWN_OPTIONS.includes(name)) {
-      const near = KNOWN_OPTIONS.find((known) => known.toLowerCase() === name.toLowerCase());
-      throw new LockOptionsError(
-        name,
-        `unknown option${near ? `; did you mean "${near}"?` : `. Known options: ${KNOWN_OPTIONS.slice(0, -1).join(', ')}.`}`,
-      );
-    }
+    if (!KNOWN_OPTIONS.includes(name)) throw unknownOption(name, KNOWN_OPTIONS);
   }
   const o = given as RedisLockModuleOptions;
   if ((o.redis === undefined) === (o.client === undefined)) {
@@ -63,6 +69,18 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   const keyPrefix = o.keyPrefix ?? '';
   if (typeof keyPrefix !== 'string') {
     throw new LockOptionsError('keyPrefix', `expected a string, got ${describe(keyPrefix)}.`);
+  }
+  if (!keyPrefix.isWellFormed()) {
+    throw new LockOptionsError(
+      'keyPrefix',
+      `contains a lone UTF-16 surrogate, which is not valid unicode (Redis would store it as U+FFFD), got ${describe(keyPrefix)}.`,
+    );
+  }
+  if (Buffer.byteLength(keyPrefix) >= MAX_KEY_BYTES) {
+    throw new LockOptionsError(
+      'keyPrefix',
+      `is ${Buffer.byteLength(keyPrefix)} bytes long and leaves no room for a key: a lock name (keyPrefix + key) is limited to ${MAX_KEY_BYTES} bytes.`,
+    );
   }
   const leaseTime = o.leaseTime ?? DEFAULT_LEASE_TIME;
   assertLeaseTime(leaseTime);
@@ -95,19 +113,6 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     onLockLost,
     shutdownTimeout,
   };
-}
-
-/** Checks an `onLockLost` policy. */
-export function assertLostPolicy(
-  value: unknown,
-  option = 'onLockLost',
-): asserts value is LockLostPolicy {
-  if (value !== 'throw' && value !== 'ignore' && typeof value !== 'function') {
-    throw new LockOptionsError(
-      option,
-      `expected 'throw', 'ignore' or a function (error) => void, got ${describe(value)}.`,
-    );
-  }
 }
 
 function assertRedis(redis: unknown): void {

@@ -12,7 +12,9 @@ import { LockEntry } from './lock-entry';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
 import {
+  assertLostPolicy,
   describe,
+  RUN_OPTION_NAMES,
   resolveLockOptions,
   type LockOptions,
   type ResolvedLockOptions,
@@ -83,6 +85,8 @@ export class LockEngine {
   private readonly watchdog: Watchdog;
   private readonly waiters: LockWaiters;
   private readonly holds = new Map<string, LockHold>();
+  /** Given to every entry this engine issues: frees its hold, and marks the entry as ours. */
+  private readonly releaseHold = (hold: LockHold): Promise<void> => this.release(hold);
   private readonly firstAttempts = new FirstAttempts((hold) => void this.releaseQuietly(hold));
   private closing: LockError | undefined;
 
@@ -122,7 +126,13 @@ export class LockEngine {
     fn: (lock: LockHandle) => T | Promise<T>,
     options?: RunOptions,
   ): Promise<T> {
-    const opts = this.resolve(options, this.config.waitTime);
+    if (typeof fn !== 'function') {
+      throw new LockError(
+        `run() needs the function to run under the lock as its second argument, got ${describe(fn)}.`,
+      );
+    }
+    if (options?.onLockLost !== undefined) assertLostPolicy(options.onLockLost);
+    const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
     const entry = await this.enter(key, opts);
     if (entry === null) throw new LockAcquireTimeoutError(key, opts.waitTime);
     let result: T;
@@ -144,8 +154,10 @@ export class LockEngine {
 
   /** Runs `fn` as the owner of `handle` (a handle from acquire/tryAcquire of this engine). */
   runAs<T>(handle: LockHandle, fn: () => T): T {
-    if (!(handle instanceof LockEntry)) {
-      throw new LockError('runAs() takes a handle returned by this LockService.');
+    if (!(handle instanceof LockEntry) || handle.releaseHold !== this.releaseHold) {
+      throw new LockError(
+        'runAs() takes a handle returned by this LockService (not by another application’s).',
+      );
     }
     return this.context.run(handle, fn);
   }
@@ -217,8 +229,12 @@ export class LockEngine {
     this.watchdog.stop();
   }
 
-  private resolve(options: LockOptions | undefined, waitTime: number): ResolvedLockOptions {
-    return resolveLockOptions(options, { waitTime, leaseTime: this.config.leaseTime });
+  private resolve(
+    options: LockOptions | undefined,
+    waitTime: number,
+    known?: readonly string[],
+  ): ResolvedLockOptions {
+    return resolveLockOptions(options, { waitTime, leaseTime: this.config.leaseTime }, known);
   }
 
   private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | null> {
@@ -229,7 +245,7 @@ export class LockEngine {
     const holder = this.context.find(key);
     if (holder) return holder.enter(outer, opts.waitTime, opts.signal);
     const hold = await this.acquireHold(key, name, opts);
-    return hold && new LockEntry(hold, outer, undefined, (h) => this.release(h));
+    return hold && new LockEntry(hold, outer, undefined, this.releaseHold);
   }
 
   private async acquireHold(
@@ -390,6 +406,11 @@ export class LockEngine {
   private nameOf(key: string): string {
     if (typeof key !== 'string' || key.length === 0) {
       throw new LockKeyError(`A lock key must be a non-empty string, got ${describe(key)}.`);
+    }
+    if (!key.isWellFormed()) {
+      throw new LockKeyError(
+        `Lock key ${describe(key)} contains a lone UTF-16 surrogate, which is not valid unicode: Redis would store it as U+FFFD, so different keys would share one lock.`,
+      );
     }
     const name = this.config.keyPrefix + key;
     if (name.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(name) > MAX_KEY_BYTES) {

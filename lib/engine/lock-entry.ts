@@ -31,8 +31,8 @@ export class LockEntry implements LockHandle {
     readonly outer: LockEntry | undefined,
     /** The entry of the same lock this one is nested in; undefined for the outermost. */
     private readonly parent: LockEntry | undefined,
-    /** Frees the Redis hold; called by the outermost entry's release. */
-    private readonly releaseHold: (hold: LockHold) => Promise<void>,
+    /** Frees the Redis hold; called by the outermost entry's release. Tells whose entry this is. */
+    readonly releaseHold: (hold: LockHold) => Promise<void>,
   ) {
     this.depth = parent ? parent.depth + 1 : 1;
   }

@@ -1,4 +1,5 @@
 import { LockOptionsError } from '../lock.errors';
+import type { LockLostPolicy } from './lock-engine';
 
 /** Per-call options of `acquire`, `tryAcquire`, `run` and `@Locked`. */
 export interface LockOptions {
@@ -27,15 +28,49 @@ export interface ResolvedLockOptions {
 
 /** Smallest lease accepted: the watchdog renews every third of it. */
 export const MIN_LEASE_TIME = 30;
+/** Longest finite wait, in ms: what a Node.js timer can hold (2^31-1, about 24.8 days). */
+export const MAX_WAIT_TIME = 2 ** 31 - 1;
 
-/** Checks a wait time: a finite number ≥ 0, or Infinity. */
+/** Per-call options of acquire and tryAcquire. */
+export const LOCK_OPTION_NAMES: readonly string[] = ['waitTime', 'leaseTime', 'signal'];
+/** Per-call options of run. */
+export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost'];
+
+/** Checks a wait time: a number of ms from 0 to MAX_WAIT_TIME, or Infinity. */
 export function assertWaitTime(value: unknown, option = 'waitTime'): asserts value is number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+  if (
+    typeof value !== 'number' ||
+    Number.isNaN(value) ||
+    value < 0 ||
+    (value > MAX_WAIT_TIME && value !== Infinity)
+  ) {
     throw new LockOptionsError(
       option,
-      `expected a number of milliseconds >= 0 (or Infinity to wait forever), got ${describe(value)}.`,
+      `expected a number of milliseconds >= 0 and <= 2^31-1 (about 24.8 days), or Infinity to wait forever, got ${describe(value)}.`,
     );
   }
+}
+
+/** Checks an `onLockLost` policy. */
+export function assertLostPolicy(
+  value: unknown,
+  option = 'onLockLost',
+): asserts value is LockLostPolicy {
+  if (value !== 'throw' && value !== 'ignore' && typeof value !== 'function') {
+    throw new LockOptionsError(
+      option,
+      `expected 'throw', 'ignore' or a function (error) => void, got ${describe(value)}.`,
+    );
+  }
+}
+
+/** The error for an option name that is not in `known`, suggesting a near miss (`waittime`). */
+export function unknownOption(name: string, known: readonly string[]): LockOptionsError {
+  const near = known.find((option) => option.toLowerCase() === name.toLowerCase());
+  return new LockOptionsError(
+    name,
+    `unknown option${near ? `; did you mean "${near}"?` : `. Known options: ${known.join(', ')}.`}`,
+  );
 }
 
 /** Checks a lease: a whole number of ms, at least MIN_LEASE_TIME and finite. */
@@ -57,6 +92,7 @@ export function assertLeaseTime(value: unknown, option = 'leaseTime'): asserts v
 export function resolveLockOptions(
   options: LockOptions | undefined,
   defaults: { waitTime: number; leaseTime: number },
+  known: readonly string[] = LOCK_OPTION_NAMES,
 ): ResolvedLockOptions {
   if (options === undefined) {
     return {
@@ -68,6 +104,9 @@ export function resolveLockOptions(
   }
   if (typeof options !== 'object' || options === null) {
     throw new LockOptionsError('options', `expected an object, got ${describe(options)}.`);
+  }
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) throw unknownOption(name, known);
   }
   const { waitTime = defaults.waitTime, leaseTime, signal } = options;
   assertWaitTime(waitTime);

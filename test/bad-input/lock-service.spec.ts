@@ -77,7 +77,7 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
       ['1 100 ASCII characters', 'k'.repeat(1_100), /\d+ bytes long; the limit is 1024/],
       ['400 CJK characters (1 200 UTF-8 bytes)', '漢'.repeat(400), /\d+ bytes long/],
       ['256 emoji (1 024 bytes, over the limit with the prefix)', '🔒'.repeat(256), /bytes long/],
-      // Known library gap (see report): lone UTF-16 surrogates all become U+FFFD on the wire,
+      // Lone UTF-16 surrogates all become U+FFFD on the wire,
       // so '\uD800' and '\uDBFF' would be the same lock.
       ['a lone high surrogate', 'order:\uD800', /surrogate|unicode|UTF/i],
       ['a lone low surrogate', '\uDC00:order', /surrogate|unicode|UTF/i],
@@ -141,8 +141,7 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
       [null, 'options', /expected an object, got null/],
       ['fast', 'options', /expected an object, got "fast"/],
       [42, 'options', /expected an object, got 42/],
-      // Known library gap (see report): unknown per-call options are ignored silently, so a
-      // typo such as `waittime` waits the default 10 s instead of failing fast.
+      // Ignored silently, a typo such as `waittime` would wait the default 10 s.
       [{ waittime: 0 }, 'waittime', /unknown option.*waitTime/],
       [{ timeout: 100 }, 'timeout', /unknown option/],
     ])('%j is refused with LockOptionsError naming %s', async (options, option, message) => {
@@ -167,8 +166,8 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
             failure(() => locks.acquire('long-wait', { waitTime })),
             sleep(300).then(() => 'still waiting'),
           ]);
-          // Known library gap (see report): setTimeout() overflows above 2^31-1 ms and fires
-          // at once, so the call fails with LockAcquireTimeoutError right away.
+          // setTimeout() overflows above 2^31-1 ms and fires at once: that must not become a
+          // LockAcquireTimeoutError right away.
           expect(outcome).not.toBeInstanceOf(LockAcquireTimeoutError);
           expect(outcome === 'still waiting' || outcome instanceof LockOptionsError).toBe(true);
         }
@@ -185,7 +184,6 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
     ])(
       'onLockLost %s is refused with LockOptionsError before anything is locked',
       async (_what, policy) => {
-        // Known library gap (see report): run() does not check onLockLost at all.
         const error = await failure(() => locks.run('k', body, { onLockLost: policy as never }));
         expect(error).toBeInstanceOf(LockOptionsError);
         expect((error as LockOptionsError).option).toBe('onLockLost');
@@ -200,7 +198,7 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
       'a function argument that is %s is refused with a LockError, before locking',
       async (_what, fn) => {
         const before = await raw.info('commandstats');
-        // Known library gap (see report): run() takes the lock, then fails with a TypeError.
+        // Not a TypeError after the lock was taken: refused before any Redis call.
         const error = await failure(() => locks.run('k', fn as never));
         expect(error).toBeInstanceOf(LockError);
         expect((error as Error).message).toMatch(/function/);
@@ -224,8 +222,8 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
       const other = await lockApp(redis, { keyPrefix: prefix });
       const foreign = await other.locks.acquire('foreign');
       try {
-        // Known library gap (see report): any LockEntry passes, so this app would treat the
-        // other app's hold as its own and re-enter it without holding anything itself.
+        // Accepted, this app would treat the other app's hold as its own and re-enter it
+        // without holding anything itself.
         let inside = 'not run';
         const error = await failure(() =>
           locks.runAs(foreign, () => locks.run('foreign', () => (inside = 'ran'))),

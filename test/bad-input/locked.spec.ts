@@ -141,7 +141,7 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
       ['a function', () => 1, /a function, not a string or number/],
       ['a symbol', Symbol('s'), /not a string or number/],
       ['a 2 000-character string', 'x'.repeat(2_000), /bytes long; the limit is 1024/],
-      // Known library gap (see report): lone surrogates are not rejected (they collide).
+      // Lone surrogates would collide (all become U+FFFD on the wire).
       ['a lone surrogate', '\uD83D', /surrogate|unicode|UTF/i],
     ])('%s', async (_what, value, message) => {
       const error = await orders.byId(value).catch((e: unknown) => e);

@@ -42,8 +42,8 @@ describe('bad module options: bootstrap fails with LockOptionsError naming the o
     }).compile();
 
   it.each([
-    // Known library gap (see report): forRoot() and forRoot(null) fail inside Nest's module
-    // builder with a TypeError ("Cannot convert undefined or null to object").
+    // Not an object: forRoot() checks it before Nest's module builder spreads it (which would
+    // fail with a TypeError, "Cannot convert undefined or null to object").
     [undefined, 'options', /needs an options object/],
     [null, 'options', /needs an options object/],
     [url, 'options', /needs an options object .* got "redis:\/\/127.0.0.1:1"/],
@@ -86,8 +86,7 @@ describe('bad module options: bootstrap fails with LockOptionsError naming the o
   });
 
   it.each([
-    // Known library gaps (see report): accepted today, then every lock call fails or
-    // misbehaves at run time instead of at bootstrap.
+    // Accepted, these would make every lock call fail or misbehave at run time instead.
     [
       'a 1 024-byte keyPrefix (no room for a key)',
       { redis: url, keyPrefix: 'p'.repeat(1_024) },

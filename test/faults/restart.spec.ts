@@ -117,7 +117,7 @@ describe('fault: Redis restarted without persistence (its own redis-server)', ()
     await until(() => first.signal.aborted, LOSS_BOUND * 2);
     const next = await b.locks.acquire('fence', { waitTime: 1_000 });
     try {
-      // Known library gap (see report): INCR on a counter that the restart wiped starts at 1.
+      // A plain INCR on the counter the restart wiped would start again at 1.
       expect(next.fencingToken).toBeGreaterThan(stale);
     } finally {
       await next.release();
