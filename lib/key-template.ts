@@ -16,8 +16,9 @@ const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
 
 /**
  * Parses a key template such as `order:<0>` or `order:<0.id>:<1>`, where `<N>` is argument N
- * and `<N.a.b>` a property path into it. Throws LockKeyError for a malformed template or an
- * index past `paramCount` (when known). `where` names the method in messages.
+ * and `<N.a.b>` a property path into it. Throws LockKeyError for a malformed template (or one
+ * with a lone surrogate) or an index past `paramCount` (when known). `where` names the method
+ * in messages.
  */
 export function compileKeyTemplate(
   template: unknown,
@@ -27,6 +28,13 @@ export function compileKeyTemplate(
   if (typeof template !== 'string' || template.length === 0) {
     throw new LockKeyError(
       `${where}: a key template must be a non-empty string such as 'order:<0>', got ${describe(template)}.`,
+    );
+  }
+  if (!template.isWellFormed()) {
+    throw templateError(
+      template,
+      where,
+      'it has a lone UTF-16 surrogate (not well-formed unicode)',
     );
   }
   const parts: (string | Placeholder)[] = [];

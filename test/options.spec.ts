@@ -35,7 +35,7 @@ describe('module options (pure)', () => {
     [{ redis: [] }, 'redis', /ioredis options/],
     [{ client: {} }, 'client', /an ioredis Redis instance/],
     [{ redis: {}, keyPrefix: 5 }, 'keyPrefix', /expected a string/],
-    [{ redis: {}, leaseTime: 10 }, 'leaseTime', /from 30 to 2\^31, got 10/],
+    [{ redis: {}, leaseTime: 10 }, 'leaseTime', /from 30 to 2\^31-1, got 10/],
     [{ redis: {}, leaseTime: 1000.5 }, 'leaseTime', /whole number/],
     [{ redis: {}, leaseTime: '30000' }, 'leaseTime', /got "30000"/],
     [{ redis: {}, leaseTime: Infinity }, 'leaseTime', /got Infinity/],

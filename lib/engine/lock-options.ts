@@ -28,21 +28,21 @@ export interface ResolvedLockOptions {
 
 /** Smallest lease accepted: the watchdog renews every third of it. */
 export const MIN_LEASE_TIME = 30;
-/** Longest finite wait, in ms: what a Node.js timer can hold (2^31-1, about 24.8 days). */
-export const MAX_WAIT_TIME = 2 ** 31 - 1;
+/** Longest finite wait or lease, in ms: what a Node.js timer can hold (2^31-1, about 24.8 days). */
+export const MAX_TIMER_DELAY = 2 ** 31 - 1;
 
 /** Per-call options of acquire and tryAcquire. */
 export const LOCK_OPTION_NAMES: readonly string[] = ['waitTime', 'leaseTime', 'signal'];
 /** Per-call options of run. */
 export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost'];
 
-/** Checks a wait time: a number of ms from 0 to MAX_WAIT_TIME, or Infinity. */
+/** Checks a wait time: a number of ms from 0 to MAX_TIMER_DELAY, or Infinity. */
 export function assertWaitTime(value: unknown, option = 'waitTime'): asserts value is number {
   if (
     typeof value !== 'number' ||
     Number.isNaN(value) ||
     value < 0 ||
-    (value > MAX_WAIT_TIME && value !== Infinity)
+    (value > MAX_TIMER_DELAY && value !== Infinity)
   ) {
     throw new LockOptionsError(
       option,
@@ -73,17 +73,17 @@ export function unknownOption(name: string, known: readonly string[]): LockOptio
   );
 }
 
-/** Checks a lease: a whole number of ms, at least MIN_LEASE_TIME and finite. */
+/** Checks a lease: a whole number of ms from MIN_LEASE_TIME to MAX_TIMER_DELAY (its expiry is a timer). */
 export function assertLeaseTime(value: unknown, option = 'leaseTime'): asserts value is number {
   if (
     typeof value !== 'number' ||
     !Number.isInteger(value) ||
     value < MIN_LEASE_TIME ||
-    value > 2 ** 31
+    value > MAX_TIMER_DELAY
   ) {
     throw new LockOptionsError(
       option,
-      `expected a whole number of milliseconds from ${MIN_LEASE_TIME} to 2^31, got ${describe(value)}.`,
+      `expected a whole number of milliseconds from ${MIN_LEASE_TIME} to 2^31-1, got ${describe(value)}.`,
     );
   }
 }

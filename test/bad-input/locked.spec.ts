@@ -81,6 +81,7 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
       ['order:<0.constructor>', /'constructor', which is not data/],
       ['order:<0.prototype.x>', /'prototype', which is not data/],
       ['order:<2>', /refers to argument 2, but the method declares 2 parameters/],
+      ['order:\uD800<0>', /lone UTF-16 surrogate/],
     ])('%j', (template, message) => {
       const define = decorate(template);
       expect(define).toThrow(LockKeyError);

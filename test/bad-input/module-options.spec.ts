@@ -57,7 +57,7 @@ describe('bad module options: bootstrap fails with LockOptionsError naming the o
     [{ client: {} }, 'client', /an ioredis Redis instance/],
     [{ client: 'redis://127.0.0.1' }, 'client', /an ioredis Redis instance/],
     [{ redis: url, keyPrefix: 5 }, 'keyPrefix', /expected a string, got 5/],
-    [{ redis: url, leaseTime: 10 }, 'leaseTime', /from 30 to 2\^31, got 10/],
+    [{ redis: url, leaseTime: 10 }, 'leaseTime', /from 30 to 2\^31-1, got 10/],
     [{ redis: url, leaseTime: 1000.5 }, 'leaseTime', /whole number/],
     [{ redis: url, leaseTime: '30000' }, 'leaseTime', /got "30000"/],
     [{ redis: url, leaseTime: Infinity }, 'leaseTime', /got Infinity/],
