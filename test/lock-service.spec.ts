@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import {
   LockAcquireTimeoutError,
   LockError,
@@ -373,6 +373,53 @@ describe('LockService against real Redis', () => {
     const info = await raw.info('stats');
     return Number(/total_commands_processed:(\d+)/.exec(info)![1]);
   }
+
+  it('an abort while the first attempt is in flight ends the wait: the caller never gets the lock', async () => {
+    const held = await locks.acquire('abort-early');
+    const controller = new AbortController();
+    const waiting = locks.acquire('abort-early', {
+      waitTime: Infinity,
+      signal: controller.signal,
+    });
+    controller.abort(new Error('caller gave up')); // before the busy answer arrives
+    await expect(waiting).rejects.toThrow('caller gave up');
+    await held.release();
+    await sleep(100);
+    expect(await locks.isLocked('abort-early')).toBe(false);
+  });
+
+  it('close() while an acquire is in flight: the call is refused, not handed a lock nobody renews', async () => {
+    const other = await lockApp(redis, { keyPrefix: prefix });
+    await (await other.locks.acquire('closing:warm')).release(); // connected, scripts loaded
+    // Redis busy for 50 ms: the acquire's answer comes after close() has begun.
+    const busy = raw.eval(
+      `local t0 = redis.call('time')
+       repeat local t = redis.call('time')
+       until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 50000`,
+      0,
+    );
+    await sleep(5);
+    const acquiring = other.locks.acquire('closing');
+    await other.app.close();
+    await busy;
+    await expect(acquiring).rejects.toThrow(/shutting down/);
+    await until(async () => !(await locks.isLocked('closing')), 1_000); // freed, or its lease ran out
+  });
+
+  it('works with a client set to stringNumbers: tokens are numbers, renewals are understood', async () => {
+    const client = new Redis(redis.url, { stringNumbers: true });
+    const other = await lockApp(redis, { redis: undefined, client, leaseTime: 300 });
+    try {
+      const held = await other.locks.acquire('strings');
+      expect(typeof held.fencingToken).toBe('number');
+      await sleep(700); // two leases: renewed, not reported lost
+      expect(held.signal.aborted).toBe(false);
+      await held.release();
+    } finally {
+      await other.app.close();
+      client.disconnect();
+    }
+  });
 
   async function connectedClients(): Promise<number> {
     const info = await raw.info('clients');

@@ -68,6 +68,15 @@ export class FirstAttempts {
     }
   }
 
+  /** The attempts still in flight, each settling (never rejecting) when Redis answers it. */
+  inFlight(): Promise<unknown>[] {
+    const settling: Promise<unknown>[] = [];
+    for (let first = this.head; first; first = first.next) {
+      settling.push(first.attempt.catch(() => undefined));
+    }
+    return settling;
+  }
+
   private link(first: FirstAttempt): void {
     first.next = this.head;
     if (this.head) this.head.prev = first;

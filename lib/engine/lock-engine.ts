@@ -218,9 +218,12 @@ export class LockEngine {
     while (this.holds.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
     }
-    const releasing = Promise.all(
-      [...this.holds.values()].map((hold) => this.releaseQuietly(hold)),
-    );
+    const releasing = Promise.all([
+      ...[...this.holds.values()].map((hold) => this.releaseQuietly(hold)),
+      // A first attempt Redis grants now frees its lock itself (see attempt()); waiting for it
+      // keeps that release ahead of the connection's QUIT.
+      ...this.firstAttempts.inFlight(),
+    ]);
     if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
       this.config.logger.warn(
         `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
@@ -271,6 +274,7 @@ export class LockEngine {
       }
       if (opts.waitTime <= 0) return null;
     }
+    if (this.closing) throw this.closing;
     const remaining = Math.max(0, opts.waitTime - (Date.now() - started));
     return this.waiters.wait(channel, attempt, remaining, opts.signal);
   }
@@ -286,19 +290,21 @@ export class LockEngine {
     if (this.closing) throw this.closing;
     const sentAt = Date.now();
     // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - result.
-    const result = (await this.redis(
-      key,
-      'acquire',
-      LockScripts.acquire.run(
-        this.config.client,
-        2,
-        name,
-        tokenKey(name),
-        opts.leaseTime,
-        field,
-        this.config.fencing ? '1' : '0',
+    const result = Number(
+      await this.redis(
+        key,
+        'acquire',
+        LockScripts.acquire.run(
+          this.config.client,
+          2,
+          name,
+          tokenKey(name),
+          opts.leaseTime,
+          field,
+          this.config.fencing ? '1' : '0',
+        ),
       ),
-    )) as number;
+    );
     if (result < 0) return -2 - result;
     const hold = new LockHold(
       key,
@@ -310,6 +316,12 @@ export class LockEngine {
       this.config.fencing ? result : undefined,
       sentAt,
     );
+    const closing = this.closingError();
+    if (closing) {
+      // close() began while Redis granted it: nobody will release it later, so free it now.
+      void this.releaseQuietly(hold);
+      throw closing;
+    }
     this.holds.set(name, hold);
     if (hold.watchdog) {
       this.watchdog.add(hold);
@@ -356,7 +368,12 @@ export class LockEngine {
       this.report(error);
       throw error;
     }
-    this.waiters.released(hold.channel, result as number);
+    this.waiters.released(hold.channel, Number(result));
+  }
+
+  /** Set once close() began (read through a call: it can change across an await). */
+  private closingError(): LockError | undefined {
+    return this.closing;
   }
 
   private async releaseQuietly(hold: LockHold): Promise<void> {
@@ -377,7 +394,7 @@ export class LockEngine {
       leaseTime,
       ...holds.map((hold) => hold.field),
     )) as number[];
-    return renewed.map((value) => value === 1);
+    return renewed.map((value) => Number(value) === 1);
   }
 
   private lose(hold: LockHold, reason: string): void {

@@ -1,6 +1,7 @@
 import { ReplyError, type Redis } from 'ioredis';
 import { LockRedisError } from '../lock.errors';
 import type { LockHold } from './lock-hold';
+import { MAX_TIMER_DELAY } from './lock-options';
 import { UNLOCK_MESSAGE, WAKE_ALL_MESSAGE } from './redis-names';
 
 /** Delay before the head tries again after its attempt failed on the connection, ms. */
@@ -95,9 +96,13 @@ export class LockWaiters {
       const queue = this.queues.get(channel);
       if (queue) this.wake(queue);
     });
-    // After a reconnect ioredis subscribes again, but releases announced meanwhile are gone.
+    // After a reconnect ioredis subscribes again, but releases announced meanwhile are gone;
+    // a SUBSCRIBE that had failed is sent again here (its confirmation then tries).
     subscriber.on('ready', () => {
-      for (const queue of this.queues.values()) if (queue.subscribed) this.attempt(queue);
+      for (const queue of this.queues.values()) {
+        if (queue.subscribed) this.attempt(queue);
+        else this.subscribe(queue);
+      }
     });
   }
 
@@ -117,15 +122,18 @@ export class LockWaiters {
     waitTime: number,
     signal: AbortSignal | undefined,
   ): Promise<LockHold | null> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     let queue = this.queues.get(channel);
+    let idle = false;
     if (queue === undefined) {
       queue = new Queue(channel);
       this.queues.set(channel, queue);
       this.subscribe(queue);
+    } else {
+      // A lingering queue gets a head again: it tries at once.
+      idle = queue.waiters.length === 0 && !queue.attempting;
     }
     const target = queue;
-    // A lingering queue gets a head again: it tries at once (once subscribed, subscribe() does).
-    const idle = target.waiters.length === 0 && target.subscribed;
     clearTimeout(target.lingerTimer);
     return new Promise<LockHold | null>((resolve, reject) => {
       const waiter: Waiter = {
@@ -152,7 +160,10 @@ export class LockWaiters {
   /** This process freed the lock on `channel`; `listeners` processes were told (PUBLISH's count). */
   released(channel: string, listeners: number): void {
     const queue = this.queues.get(channel);
-    if (queue) queue.listeners = listeners;
+    if (queue === undefined) return;
+    queue.listeners = listeners;
+    // Without a subscription no message will come: local waiters try now.
+    if (!queue.subscribed) this.attempt(queue);
   }
 
   /** Rejects every waiter (shutdown) and drops the subscriptions. */
@@ -240,7 +251,8 @@ export class LockWaiters {
   private retryAfter(queue: Queue, delay: number): void {
     if (queue.waiters.length === 0 || queue.attempting) return;
     clearTimeout(queue.retryTimer);
-    queue.retryTimer = setTimeout(() => this.attempt(queue), delay);
+    // A foreign lock's PTTL may exceed what a timer holds (it would fire at once).
+    queue.retryTimer = setTimeout(() => this.attempt(queue), Math.min(delay, MAX_TIMER_DELAY));
     queue.retryTimer.unref();
   }
 

@@ -113,6 +113,28 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
     await locker.close(); // no QUIT permission needed either
   });
 
+  it('without SUBSCRIBE, a waiter in the same process still gets the lock as soon as it is released', async () => {
+    await raw.acl(
+      'SETUSER',
+      'nosub',
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '-@all',
+      ...MINIMAL_COMMANDS.filter((c) => c !== 'subscribe').map((c) => `+${c}`),
+    );
+    const weak = await node(asUser('nosub'), { leaseTime: 30_000 });
+    const held = await weak.locks.acquire('nosub');
+    const waiter = weak.locks.run('nosub', () => 'got it', { waitTime: 5_000 });
+    await sleep(100); // its SUBSCRIBE was refused: no release message will come
+    const releasedAt = Date.now();
+    await held.release();
+    await expect(waiter).resolves.toBe('got it');
+    expect(Date.now() - releasedAt).toBeLessThan(1_000); // not the 30 s TTL fallback
+    await weak.close();
+  });
+
   // get (a resent release) is on a path that normal operation does not reach; the proxy suite
   // covers it.
   it.each(MINIMAL_COMMANDS.filter((c) => c !== 'get'))(
