@@ -412,9 +412,14 @@ describe('LockService against real Redis', () => {
     try {
       const held = await other.locks.acquire('strings');
       expect(typeof held.fencingToken).toBe('number');
+      expect(await other.locks.isLocked('strings')).toBe(true);
+      expect(await other.locks.remainingTtl('strings')).toBeGreaterThan(0);
       await sleep(700); // two leases: renewed, not reported lost
       expect(held.signal.aborted).toBe(false);
       await held.release();
+      const forced = await other.locks.acquire('strings:forced');
+      expect(await other.locks.forceUnlock('strings:forced')).toBe(true);
+      await expect(forced.release()).rejects.toBeInstanceOf(LockLostError);
     } finally {
       await other.app.close();
       client.disconnect();

@@ -180,13 +180,13 @@ export class LockEngine {
   /** Whether anyone (any process, any client) holds `key` now. */
   async isLocked(key: string): Promise<boolean> {
     const name = this.nameOf(key);
-    return (await this.redis(key, 'inspect', this.config.client.exists(name))) === 1;
+    return Number(await this.redis(key, 'inspect', this.config.client.exists(name))) === 1;
   }
 
   /** The lock's remaining lease in ms; null when free, Infinity when held without a lease. */
   async remainingTtl(key: string): Promise<number | null> {
     const name = this.nameOf(key);
-    const ttl = await this.redis(key, 'inspect', this.config.client.pttl(name));
+    const ttl = Number(await this.redis(key, 'inspect', this.config.client.pttl(name)));
     if (ttl === -2) return null;
     return ttl === -1 ? Infinity : ttl;
   }
@@ -201,7 +201,7 @@ export class LockEngine {
     );
     const local = this.holds.get(name);
     if (local) this.lose(local, 'it was deleted by forceUnlock()');
-    return deleted === 1;
+    return Number(deleted) === 1;
   }
 
   /**
