@@ -7,14 +7,14 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { createServer, Socket, type Server } from 'node:net';
-import type { RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import {
   LockService,
   RedisLockModule,
   type LockLostError,
   type RedisLockModuleOptions,
 } from '../../lib';
-import { freePort } from '../support/redis-server';
+import { freePort, startRedis, type TestRedis } from '../support/redis-server';
 
 /** The watchdog lease of the fault suites, ms: short so that faults outlast it quickly. */
 export const LEASE = 600;
@@ -104,6 +104,50 @@ export async function lockNode(
  * Records unhandled promise rejections for the whole file and fails each test that caused
  * one. Call once at the top of a describe block.
  */
+/**
+ * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
+ * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite.
+ * Read the fields inside hooks and tests.
+ */
+export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
+  readonly redis: TestRedis;
+  readonly raw: Redis;
+  readonly a: LockNode;
+  readonly b: LockNode;
+} {
+  let redis: TestRedis | undefined;
+  let raw: Redis | undefined;
+  let a: LockNode | undefined;
+  let b: LockNode | undefined;
+  beforeAll(async () => {
+    redis = await startRedis({ control: true });
+    raw = redis.client();
+    raw.on('error', () => undefined); // the suite kills and restarts the server
+    a = await lockNode(fastRedis(redis.port), options);
+    b = await lockNode(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    raw?.disconnect();
+    await redis?.stop();
+  });
+  return {
+    get redis() {
+      return redis!;
+    },
+    get raw() {
+      return raw!;
+    },
+    get a() {
+      return a!;
+    },
+    get b() {
+      return b!;
+    },
+  };
+}
+
 export function watchUnhandledRejections(): void {
   const seen: unknown[] = [];
   const listener = (reason: unknown) => seen.push(reason);

@@ -1,17 +1,18 @@
 import { LockAcquireTimeoutError, LockError, LockLostError } from '../../lib';
-import { startRedis, type TestRedis } from '../support/redis-server';
+import type { TestRedis } from '../support/redis-server';
 import {
+  fastRedis,
+  lockNode,
   LEASE,
   RENEW_PERIOD,
   abortTime,
-  fastRedis,
-  lockNode,
   lossLogLines,
   settled,
   sleep,
   until,
   watchUnhandledRejections,
   type LockNode,
+  twoLockNodes,
 } from './fault-kit';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
@@ -24,17 +25,8 @@ describe('fault: Redis paused (SIGSTOP) longer than the lease, then resumed (its
   let a: LockNode;
   let b: LockNode;
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    a = await lockNode(fastRedis(redis.port));
-    b = await lockNode(fastRedis(redis.port), { keyPrefix: a.prefix });
-  });
-  afterEach(() => redis.resume());
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await redis?.stop();
-  });
+  const suite = twoLockNodes();
+  beforeAll(() => ({ redis, a, b } = suite));
 
   it('after resume: the holder is told (once), a waiter gets the lock, others can acquire, service within 1 s', async () => {
     const held = await a.locks.acquire('paused');

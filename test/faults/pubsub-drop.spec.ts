@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type TestRedis } from '../support/redis-server';
-import { fastRedis, lockNode, sleep, watchUnhandledRejections, type LockNode } from './fault-kit';
+import { sleep, watchUnhandledRejections, twoLockNodes, type LockNode } from './fault-kit';
 
 /**
  * A long lease, so that a waiter that missed the release message would wait for ~the holder's
@@ -10,26 +9,12 @@ const LONG_LEASE = 30_000;
 
 describe('fault: the pub/sub connection dropped while waiters wait (its own redis-server)', () => {
   watchUnhandledRejections();
-  let redis: TestRedis;
   let raw: Redis;
   let holder: LockNode;
   let waiters: LockNode;
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    holder = await lockNode(fastRedis(redis.port), { leaseTime: LONG_LEASE });
-    waiters = await lockNode(fastRedis(redis.port), {
-      keyPrefix: holder.prefix,
-      leaseTime: LONG_LEASE,
-    });
-  });
-  afterAll(async () => {
-    await holder?.close();
-    await waiters?.close();
-    raw?.disconnect();
-    await redis?.stop();
-  });
+  const suite = twoLockNodes({ leaseTime: LONG_LEASE });
+  beforeAll(() => ({ raw, a: holder, b: waiters } = suite));
 
   const killPubSub = async () => Number(await raw.client('KILL', 'TYPE', 'pubsub'));
 

@@ -1,16 +1,15 @@
 import { LockLostError, type LockHandle } from '../../lib';
-import { startRedis, type TestRedis } from '../support/redis-server';
+import type { TestRedis } from '../support/redis-server';
 import {
   LEASE,
   RENEW_PERIOD,
   abortTime,
-  fastRedis,
-  lockNode,
   lossLogLines,
   sleep,
   until,
   watchUnhandledRejections,
   type LockNode,
+  twoLockNodes,
 } from './fault-kit';
 
 /** Loss must be reported within one lease of the fault (plus one renewal period and slack). */
@@ -22,16 +21,8 @@ describe('fault: Redis restarted without persistence (its own redis-server)', ()
   let a: LockNode;
   let b: LockNode;
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    a = await lockNode(fastRedis(redis.port));
-    b = await lockNode(fastRedis(redis.port), { keyPrefix: a.prefix });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await redis?.stop();
-  });
+  const suite = twoLockNodes();
+  beforeAll(() => ({ redis, a, b } = suite));
 
   /** Kills and restarts Redis (its data is gone); returns when it answers again. */
   async function restart(): Promise<{ killedAt: number; backAt: number }> {

@@ -1,33 +1,14 @@
 import type { Redis } from 'ioredis';
-import { startRedis, type TestRedis } from '../support/redis-server';
-import {
-  LEASE,
-  fastRedis,
-  lockNode,
-  sleep,
-  watchUnhandledRejections,
-  type LockNode,
-} from './fault-kit';
+import { LEASE, sleep, watchUnhandledRejections, type LockNode, twoLockNodes } from './fault-kit';
 
 describe('fault: SCRIPT FLUSH mid-run (its own redis-server)', () => {
   watchUnhandledRejections();
-  let redis: TestRedis;
   let raw: Redis;
   let a: LockNode;
   let b: LockNode;
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    a = await lockNode(fastRedis(redis.port));
-    b = await lockNode(fastRedis(redis.port), { keyPrefix: a.prefix });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    raw?.disconnect();
-    await redis?.stop();
-  });
+  const suite = twoLockNodes();
+  beforeAll(() => ({ raw, a, b } = suite));
 
   /** How many times SCRIPT LOAD ran since the last CONFIG RESETSTAT. */
   async function scriptLoads(): Promise<number> {
