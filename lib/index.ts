@@ -1,6 +1,10 @@
-export type { LockLostPolicy, RunOptions } from './engine/lock-engine';
 export type { LockHandle } from './engine/lock-handle';
-export type { LockOptions } from './engine/lock-options';
+export type {
+  BusyPolicy,
+  LockLostPolicy,
+  LockOptions,
+  RunOptions,
+} from './engine/options/lock-options';
 export {
   LockAcquireTimeoutError,
   LockError,
@@ -13,8 +17,8 @@ export {
 export { LockService } from './lock.service';
 export { Locked, type LockedOptions } from './locked.decorator';
 export { RedisLockModule } from './redis-lock.module';
-export { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
-export type {
-  RedisLockModuleAsyncOptions,
-  RedisLockModuleOptions,
-} from './redis-lock-options.interface';
+export {
+  REDIS_LOCK_MODULE_OPTIONS,
+  type RedisLockModuleAsyncOptions,
+} from './redis-lock.module-definition';
+export type { RedisLockModuleOptions } from './redis-lock-options.interface';

@@ -1,4 +1,4 @@
-import { describe } from './engine/lock-options';
+import { describe } from './engine/options/validate';
 import { LockKeyError } from './lock.errors';
 
 /** Builds a lock key from a method's arguments. */

@@ -13,10 +13,16 @@ export class LockAcquireTimeoutError extends LockError {
     readonly key: string,
     /** How long the caller waited, in milliseconds. */
     readonly waitTime: number,
+    /** Whether this very process held the lock at the time (another chain, or a handle not run with runAs). */
+    readonly heldByThisProcess = false,
   ) {
     super(
-      `Could not acquire lock "${key}" within ${waitTime} ms: another owner still holds it. ` +
-        'Raise waitTime, or use tryAcquire() to handle a busy lock without an error.',
+      heldByThisProcess
+        ? `Could not acquire lock "${key}" within ${waitTime} ms: this process holds it, in another call chain or ` +
+            'through a handle from acquire() in this very chain. To re-enter with such a handle, run the call ' +
+            'inside locks.runAs(handle, () => …).'
+        : `Could not acquire lock "${key}" within ${waitTime} ms: another owner still holds it. ` +
+            'Raise waitTime, or use tryAcquire() to handle a busy lock without an error.',
     );
   }
 }
@@ -75,10 +81,14 @@ export class LockRedisError extends LockError {
     readonly key: string,
     operation: string,
     cause: unknown,
+    /** True when Redis answered with an error; false when the request got no answer in time. */
+    readonly refused = false,
   ) {
     super(
       `Redis failed to ${operation} lock "${key}": ${cause instanceof Error ? cause.message : String(cause)}. ` +
-        'Check the connection, and that the Redis user may run EVALSHA/SCRIPT on a writable primary.',
+        (refused
+          ? 'Check that the Redis user may run EVALSHA/SCRIPT on a writable primary.'
+          : 'Check that Redis is reachable at the configured address.'),
       { cause },
     );
   }

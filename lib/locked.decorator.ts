@@ -1,11 +1,21 @@
 import { Logger } from '@nestjs/common';
-import { Observable, isObservable, lastValueFrom, type Subscription } from 'rxjs';
-import type { RunOptions } from './engine/lock-engine';
-import type { LockHandle } from './engine/lock-handle';
-import { assertLeaseTime, assertLostPolicy, assertWaitTime, describe } from './engine/lock-options';
+import { Observable, isObservable, lastValueFrom } from 'rxjs';
+import {
+  assertRunPolicies,
+  LOCKED_OPTION_NAMES,
+  type RunOptions,
+} from './engine/options/lock-options';
+import {
+  assertBoolean,
+  assertKnownOptions,
+  assertLeaseTime,
+  assertWaitTime,
+  describe,
+} from './engine/options/validate';
 import { checkBuiltKey, compileKeyTemplate, type KeyBuilder } from './key-template';
-import { LockError, LockLostError, LockOptionsError } from './lock.errors';
+import { LockError, LockOptionsError } from './lock.errors';
 import type { LockService } from './lock.service';
+import { lockedObservable } from './locked-observable';
 import { HAS_LOCKED_METHODS, LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
 
 /** Options of `@Locked`. */
@@ -19,29 +29,50 @@ export interface LockedOptions extends Omit<RunOptions, 'signal'> {
   key: string | ((...args: any[]) => string);
 }
 
+/** A method `@Locked` can wrap: one returning a Promise or an Observable. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>;
+
 /**
  * Runs the method while holding a distributed lock whose key is built from its arguments,
  * releasing it in `finally`. `<N>` is argument N as the method receives it (after pipes),
- * `<N.a.b>` a property path into it. Works on controller handlers and provider methods; a
- * method returning an Observable holds the lock from subscription until it completes, errors
- * or is unsubscribed (declare its return type as `Observable<…>`).
+ * `<N.a.b>` a property path into it. Works on controller handlers and provider methods that
+ * return a Promise (declare them `async`) or an Observable: the latter holds the lock from
+ * subscription until it completes, errors or is unsubscribed.
  *
  * @example @Locked('order:pay:<0>')
- * @example @Locked('order:<0.id>', { waitTime: 0 })
+ * @example @Locked('order:<0.id>', { waitTime: 0, onBusy: 'skip' })
  * @example @Locked({ key: (dto: PayDto) => `order:${dto.orderId}` })
  */
-export function Locked(template: string, options?: Omit<LockedOptions, 'key'>): MethodDecorator;
-export function Locked(options: LockedOptions): MethodDecorator;
+export function Locked(
+  template: string,
+  options?: Omit<LockedOptions, 'key'>,
+): <M extends LockableMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => TypedPropertyDescriptor<M>;
+export function Locked(
+  options: LockedOptions,
+): <M extends LockableMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => TypedPropertyDescriptor<M>;
 export function Locked(
   templateOrOptions: string | LockedOptions,
   maybeOptions?: Omit<LockedOptions, 'key'>,
-): MethodDecorator {
+) {
   const options: LockedOptions =
     typeof templateOrOptions === 'object' && templateOrOptions !== null
       ? templateOrOptions
       : { ...maybeOptions, key: templateOrOptions };
   const runOptions = checkLockedOptions(options);
-  return (target, propertyKey, descriptor: PropertyDescriptor) => {
+  return <M extends LockableMethod>(
+    target: object,
+    propertyKey: string | symbol,
+    descriptor: TypedPropertyDescriptor<M>,
+  ): TypedPropertyDescriptor<M> => {
     const where = `@Locked on ${className(target)}.${String(propertyKey)}`;
     const method: unknown = descriptor.value;
     if (typeof method !== 'function') {
@@ -79,25 +110,20 @@ export function Locked(
     copyMetadata(original, locked);
     Object.defineProperty(locked, 'name', { value: original.name });
     Object.defineProperty(locked, 'length', { value: original.length });
-    descriptor.value = locked;
+    descriptor.value = locked as M;
     (target as Record<symbol, unknown>)[HAS_LOCKED_METHODS] = true;
     return descriptor;
   };
 }
 
 function checkLockedOptions(options: LockedOptions): RunOptions {
-  const { key: _key, waitTime, leaseTime, onLockLost, ...rest } = options;
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0) {
-    throw new LockOptionsError(
-      unknown[0],
-      `unknown @Locked option; known options are key, waitTime, leaseTime and onLockLost.`,
-    );
-  }
+  assertKnownOptions(options, LOCKED_OPTION_NAMES);
+  const { key: _key, waitTime, leaseTime, fencing, ...policies } = options;
   if (waitTime !== undefined) assertWaitTime(waitTime);
   if (leaseTime !== undefined) assertLeaseTime(leaseTime);
-  if (onLockLost !== undefined) assertLostPolicy(onLockLost);
-  return { waitTime, leaseTime, onLockLost };
+  if (fencing !== undefined) assertBoolean(fencing, 'fencing');
+  assertRunPolicies(policies);
+  return { ...policies, waitTime, leaseTime, fencing };
 }
 
 function keyBuilder(
@@ -114,7 +140,7 @@ function keyBuilder(
   const paramTypes = Reflect.getMetadata('design:paramtypes', target, propertyKey) as
     unknown[] | undefined;
   const paramCount = Math.max(paramTypes?.length ?? 0, method.length);
-  return compileKeyTemplate(key, paramCount, `${where}`);
+  return compileKeyTemplate(key, paramCount, where);
 }
 
 function lockServiceOf(instance: object, where: string): LockService {
@@ -126,71 +152,10 @@ function lockServiceOf(instance: object, where: string): LockService {
       `${where}: no LockService is bound to this instance. @Locked works on providers and ` +
         'controllers that Nest created in an application importing RedisLockModule, after ' +
         'app.init() (a testing module needs createNestApplication().init() or module.init()). ' +
-        `For instances created with new or request-scoped classes, inject LockService and use run(). Got ${describe(instance)}.`,
+        `For instances created with new, inject LockService and use run(). Got ${describe(instance)}.`,
     );
   }
   return locks;
-}
-
-/** Holds the lock from subscription until complete, error or unsubscribe. */
-function lockedObservable(
-  locks: LockService,
-  key: string,
-  options: RunOptions,
-  subscribe: () => unknown,
-  where: string,
-): Observable<unknown> {
-  return new Observable((subscriber) => {
-    let inner: Subscription | undefined;
-    let lock: LockHandle | undefined;
-    let finished = false;
-    const release = async (): Promise<unknown> => {
-      if (finished || !lock) return undefined;
-      finished = true;
-      try {
-        await lock.release();
-        return undefined;
-      } catch (error) {
-        return error;
-      }
-    };
-    locks.acquire(key, { waitTime: options.waitTime, leaseTime: options.leaseTime }).then(
-      (acquired) => {
-        lock = acquired;
-        if (subscriber.closed) {
-          void release();
-          return;
-        }
-        try {
-          locks.runAs(acquired, () => {
-            const source = subscribe();
-            if (!isObservable(source)) {
-              throw new LockError(
-                `${where}: the method is declared to return an Observable but did not.`,
-              );
-            }
-            inner = source.subscribe({
-              next: (value) => subscriber.next(value),
-              error: (error: unknown) => void release().then(() => subscriber.error(error)),
-              complete: () =>
-                void release().then((error) => {
-                  const failure = error && lostPolicyError(error, options);
-                  if (failure) subscriber.error(failure);
-                  else subscriber.complete();
-                }),
-            });
-          });
-        } catch (error) {
-          void release().then(() => subscriber.error(error));
-        }
-      },
-      (error: unknown) => subscriber.error(error),
-    );
-    return () => {
-      inner?.unsubscribe();
-      void release();
-    };
-  });
 }
 
 let warnedDrain = false;
@@ -204,22 +169,6 @@ function warnAndDrain(source: Observable<unknown>, where: string): Promise<unkno
     );
   }
   return lastValueFrom(source, { defaultValue: undefined });
-}
-
-/** The error an Observable-returning method ends with after its release failed, if any. */
-function lostPolicyError(error: unknown, options: RunOptions): unknown {
-  if (!(error instanceof LockLostError)) return error;
-  const policy = options.onLockLost;
-  if (policy === 'ignore') return undefined;
-  if (typeof policy === 'function') {
-    try {
-      policy(error);
-      return undefined;
-    } catch (thrown) {
-      return thrown;
-    }
-  }
-  return error;
 }
 
 function copyMetadata(from: object, to: object): void {

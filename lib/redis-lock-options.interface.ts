@@ -1,6 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import type { ConfigurableModuleAsyncOptions } from '@nestjs/common';
-import type { LockLostPolicy } from './engine/lock-engine';
+import type { LockLostPolicy } from './engine/options/lock-options';
 
 /** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
 export interface RedisLockModuleOptions {
@@ -20,16 +19,18 @@ export interface RedisLockModuleOptions {
   leaseTime?: number;
   /** Default wait for `acquire`, `run` and `@Locked`, ms (Infinity: forever). Default 10 000. */
   waitTime?: number;
-  /** Issue a fencing token on every outermost acquire (one counter key per lock name). Default true. */
+  /**
+   * Issue a fencing token on every outermost acquire, as Redisson's RFencedLock (a counter key
+   * per lock name, kept 7 days after its last use). Per call: the `fencing` option. Default false.
+   */
   fencing?: boolean;
   /** Default policy for a lock lost while `run`/`@Locked` work ran. Default `'throw'`. */
   onLockLost?: LockLostPolicy;
   /** How long `app.close()` lets locked calls finish before releasing their locks, ms. Default 5 000. */
   shutdownTimeout?: number;
+  /**
+   * When the application starts, connect to Redis: `'fail'` (default) fails the bootstrap within
+   * 5 s naming the address and the cause, `'warn'` logs it and goes on, `'off'` does not wait.
+   */
+  checkOnStartup?: 'fail' | 'warn' | 'off';
 }
-
-/** Options of `RedisLockModule.forRootAsync`: `imports`, `inject` and one of `useFactory`, `useClass`, `useExisting`; plus `isGlobal`. */
-export type RedisLockModuleAsyncOptions = ConfigurableModuleAsyncOptions<RedisLockModuleOptions> & {
-  /** Register the module globally (default true). */
-  isGlobal?: boolean;
-};

@@ -1,13 +1,14 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { MAX_KEY_BYTES } from './engine/lock-engine';
+import { assertLostPolicy, type LockLostPolicy } from './engine/options/lock-options';
 import {
+  assertBoolean,
+  assertKnownOptions,
   assertLeaseTime,
-  assertLostPolicy,
+  assertOneOf,
   assertWaitTime,
   describe,
-  unknownOption,
-} from './engine/lock-options';
-import type { LockLostPolicy } from './engine/lock-engine';
+  MAX_KEY_BYTES,
+} from './engine/options/validate';
 import { LockOptionsError } from './lock.errors';
 import {
   DEFAULT_LEASE_TIME,
@@ -26,7 +27,11 @@ export interface ResolvedModuleOptions {
   fencing: boolean;
   onLockLost: LockLostPolicy;
   shutdownTimeout: number;
+  checkOnStartup: StartupCheck;
 }
+
+/** What the module does when Redis cannot be reached at startup. */
+export type StartupCheck = 'fail' | 'warn' | 'off';
 
 const KNOWN_OPTIONS = [
   'redis',
@@ -37,6 +42,7 @@ const KNOWN_OPTIONS = [
   'fencing',
   'onLockLost',
   'shutdownTimeout',
+  'checkOnStartup',
   'isGlobal',
 ];
 
@@ -54,9 +60,7 @@ export function assertOptionsObject(options: unknown): asserts options is object
 export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertOptionsObject(options);
   const given = options as Record<string, unknown>;
-  for (const name of Object.keys(given)) {
-    if (!KNOWN_OPTIONS.includes(name)) throw unknownOption(name, KNOWN_OPTIONS);
-  }
+  assertKnownOptions(given, KNOWN_OPTIONS);
   const o = given as RedisLockModuleOptions;
   if ((o.redis === undefined) === (o.client === undefined)) {
     throw new LockOptionsError(
@@ -86,10 +90,8 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertLeaseTime(leaseTime);
   const waitTime = o.waitTime ?? DEFAULT_WAIT_TIME;
   assertWaitTime(waitTime);
-  const fencing = o.fencing ?? true;
-  if (typeof fencing !== 'boolean') {
-    throw new LockOptionsError('fencing', `expected true or false, got ${describe(fencing)}.`);
-  }
+  const fencing = o.fencing ?? false;
+  assertBoolean(fencing, 'fencing');
   const onLockLost = o.onLockLost ?? 'throw';
   assertLostPolicy(onLockLost);
   const shutdownTimeout = o.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT;
@@ -103,7 +105,10 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
       `expected a finite number of milliseconds >= 0, got ${describe(shutdownTimeout)}.`,
     );
   }
+  const checkOnStartup = o.checkOnStartup ?? 'fail';
+  assertOneOf(checkOnStartup, ['fail', 'warn', 'off'], 'checkOnStartup');
   return {
+    checkOnStartup,
     redis: o.redis,
     client: o.client,
     keyPrefix,
@@ -137,6 +142,16 @@ function assertRedis(redis: unknown): void {
       `expected ioredis options ({ host, port, … }) or a redis:// URL, got ${describe(redis)}.`,
     );
   }
+  assertNoIoredisPrefix((redis as RedisOptions).keyPrefix, 'redis.keyPrefix');
+}
+
+/** ioredis' own keyPrefix would prefix the lock hash but not its channel: names stop matching Redisson's. */
+function assertNoIoredisPrefix(prefix: unknown, option: string): void {
+  if (prefix === undefined || prefix === '') return;
+  throw new LockOptionsError(
+    option,
+    `ioredis' keyPrefix is not supported: it would prefix the lock's keys but not its pub/sub channel, so names stop matching Redisson's. Use the module's own keyPrefix option instead (e.g. keyPrefix: ${describe(prefix)}).`,
+  );
 }
 
 function assertClient(client: unknown): void {
@@ -149,7 +164,14 @@ function assertClient(client: unknown): void {
   ) {
     throw new LockOptionsError(
       'client',
-      `expected an ioredis Redis instance (new Redis(...)), got ${describe(client)}. Cluster clients are not supported.`,
+      `expected an ioredis Redis instance (new Redis(...)), got ${describe(client)}.`,
     );
   }
+  if ((client as { isCluster?: boolean }).isCluster === true) {
+    throw new LockOptionsError(
+      'client',
+      'an ioredis Cluster client is not supported yet; give a Redis client of one server or a Sentinel group.',
+    );
+  }
+  assertNoIoredisPrefix((client as Redis).options?.keyPrefix, 'client.options.keyPrefix');
 }

@@ -14,3 +14,9 @@ export const {
     global: extras.isGlobal,
   }))
   .build();
+
+/**
+ * Options of `RedisLockModule.forRootAsync`: `imports`, `inject` and one of `useFactory`,
+ * `useClass`, `useExisting`, plus `isGlobal` (default true).
+ */
+export type RedisLockModuleAsyncOptions = typeof REDIS_LOCK_ASYNC_OPTIONS_TYPE;

@@ -53,7 +53,7 @@ describe('key templates (pure)', () => {
     ['<0>', [''], /argument 0 is an empty string/],
     ['<0>', [Number.NaN], /argument 0 is NaN/],
     ['<0>', [Infinity], /argument 0 is Infinity/],
-    ['<0>', [{ id: 1 }], /argument 0 is a object; name the property to use, e.g. <0.id>/],
+    ['<0>', [{ id: 1 }], /argument 0 is an object; name the property to use, e.g. <0.id>/],
     ['<0>', [[1, 2]], /argument 0 is an array/],
     ['<0>', [() => 1], /a function, not a string or number/],
     ['<0>', [Symbol('s')], /not a string or number/],

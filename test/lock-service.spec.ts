@@ -295,10 +295,18 @@ describe('LockService against real Redis', () => {
     const ttl = await raw.pttl(`${prefix}layout`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(600);
-    expect(Number(await raw.get(`redisson_lock_token:{${prefix}layout}`))).toBe(lock.fencingToken);
+    // Fencing is opt-in (Redisson's RLock has no token): no counter key is written.
+    expect(lock.fencingToken).toBeUndefined();
+    expect(await raw.exists(`redisson_lock_token:{${prefix}layout}`)).toBe(0);
     await lock.release();
     await until(() => messages.length > 0, 1_000);
     expect(messages).toEqual([[`redisson_lock__channel:{${prefix}layout}`, '0']]);
+    // Released, only the short-lived unlock latch is left.
+    const left = await raw.keys(`*${prefix}layout*`);
+    expect(left).toEqual([
+      expect.stringMatching(/^redisson_unlock_latch:\{.*layout\}:[0-9a-f]{32}$/),
+    ]);
+    expect(await raw.pttl(left[0])).toBeGreaterThan(0);
     subscriber.disconnect();
   });
 
@@ -316,14 +324,20 @@ describe('LockService against real Redis', () => {
     await lock.release();
   });
 
-  it('hands out growing fencing tokens, shared by nested holds', async () => {
-    const first = await locks.run('fence', (lock) => lock.fencingToken!);
-    const [second, nested] = await locks.run('fence', async (lock) => [
-      lock.fencingToken!,
-      await locks.run('fence', (inner) => inner.fencingToken!),
-    ]);
+  it('hands out growing fencing tokens when asked, shared by nested holds', async () => {
+    const fencing = { fencing: true };
+    const first = await locks.run('fence', (lock) => lock.fencingToken!, fencing);
+    const [second, nested] = await locks.run(
+      'fence',
+      async (lock) => [lock.fencingToken!, await locks.run('fence', (inner) => inner.fencingToken)],
+      fencing,
+    );
     expect(second).toBeGreaterThan(first);
     expect(nested).toBe(second);
+    // The counter does not stay forever: it has a (long) lifetime, renewed by each acquire.
+    const counterTtl = await raw.pttl(`redisson_lock_token:{${prefix}fence}`);
+    expect(counterTtl).toBeGreaterThan(24 * 3_600_000);
+    expect(await locks.run('fence', (lock) => lock.fencingToken)).toBeUndefined();
   });
 
   it('supports await using, current() and rejects a second release', async () => {
@@ -364,7 +378,10 @@ describe('LockService against real Redis', () => {
     await expect(waiter).rejects.toBeInstanceOf(LockError);
     await expect(other.locks.acquire('x')).rejects.toThrow(/shutting down/);
     expect(await raw.exists(`${prefix}shutdown`)).toBe(0);
-    expect(held.signal.aborted).toBe(false);
+    // Still held by work in progress when the grace period ended: it was released, so the
+    // holder is told (issue 8, defect 1).
+    expect(held.signal.aborted).toBe(true);
+    expect(held.signal.reason).toBeInstanceOf(LockLostError);
     expect(await connectedClients()).toBe(clientsBefore - 2);
     await blocker.release();
   });
@@ -410,7 +427,7 @@ describe('LockService against real Redis', () => {
     const client = new Redis(redis.url, { stringNumbers: true });
     const other = await lockApp(redis, { redis: undefined, client, leaseTime: 300 });
     try {
-      const held = await other.locks.acquire('strings');
+      const held = await other.locks.acquire('strings', { fencing: true });
       expect(typeof held.fencingToken).toBe('number');
       expect(await other.locks.isLocked('strings')).toBe(true);
       expect(await other.locks.remainingTtl('strings')).toBeGreaterThan(0);

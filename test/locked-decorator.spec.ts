@@ -113,8 +113,8 @@ class OrdersController {
 
   @Get(':id')
   @Locked('order:<0>')
-  find(@Param('id') id: string) {
-    throw new NotFoundException(`order ${id} does not exist`);
+  find(@Param('id') id: string): Promise<never> {
+    return Promise.reject(new NotFoundException(`order ${id} does not exist`));
   }
 
   @Get(':id/feed')

@@ -1,18 +1,19 @@
 import { Redis } from 'ioredis';
 import { LockError, LockOptionsError } from '../lib';
-import { resolveLockOptions } from '../lib/engine/lock-options';
-import { channelName, tokenKey, unlockLatchKey } from '../lib/engine/redis-names';
+import { resolveLockOptions } from '../lib/engine/options/lock-options';
+import { channelName, tokenKey, unlockLatchKey } from '../lib/engine/redis/redis-names';
 import { resolveModuleOptions } from '../lib/redis-lock-options.validation';
 
 describe('module options (pure)', () => {
   it('fills the documented defaults', () => {
     expect(resolveModuleOptions({ redis: 'redis://127.0.0.1:6379' })).toEqual({
+      checkOnStartup: 'fail',
       redis: 'redis://127.0.0.1:6379',
       client: undefined,
       keyPrefix: '',
       leaseTime: 30_000,
       waitTime: 10_000,
-      fencing: true,
+      fencing: false,
       onLockLost: 'throw',
       shutdownTimeout: 5_000,
     });
@@ -62,7 +63,7 @@ describe('module options (pure)', () => {
 });
 
 describe('lock options (pure)', () => {
-  const defaults = { waitTime: 100, leaseTime: 30_000 };
+  const defaults = { waitTime: 100, leaseTime: 30_000, fencing: false };
 
   it('uses the module lease with the watchdog unless a lease is given', () => {
     expect(resolveLockOptions(undefined, defaults)).toEqual({
@@ -70,12 +71,14 @@ describe('lock options (pure)', () => {
       leaseTime: 30_000,
       watchdog: true,
       signal: undefined,
+      fencing: false,
     });
-    expect(resolveLockOptions({ leaseTime: 500, waitTime: 0 }, defaults)).toEqual({
+    expect(resolveLockOptions({ leaseTime: 500, waitTime: 0, fencing: true }, defaults)).toEqual({
       waitTime: 0,
       leaseTime: 500,
       watchdog: false,
       signal: undefined,
+      fencing: true,
     });
     expect(resolveLockOptions({ waitTime: Infinity }, defaults).waitTime).toBe(Infinity);
   });
@@ -86,6 +89,7 @@ describe('lock options (pure)', () => {
     [{ leaseTime: 0 }, 'leaseTime'],
     [{ leaseTime: 2 ** 32 }, 'leaseTime'],
     [{ signal: {} }, 'signal'],
+    [{ fencing: 'yes' }, 'fencing'],
     ['fast', 'options'],
   ])('rejects %j naming %s', (options, option) => {
     expect(() => resolveLockOptions(options as never, defaults)).toThrow(

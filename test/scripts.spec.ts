@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../lib/engine/lock-scripts';
+import { LockScripts } from '../lib/engine/redis/lock-scripts';
 import { suiteRedis } from './support/suite-redis';
 
 describe('Lua scripts against real Redis', () => {
@@ -9,10 +9,20 @@ describe('Lua scripts against real Redis', () => {
   const channel = `redisson_lock__channel:{${name}}`;
   const latch = (id: string) => `redisson_unlock_latch:{${name}}:${id.repeat(32)}`;
   const acquire = (field: string, fencing = '1') =>
-    LockScripts.acquire.run(raw, 2, name, token, 30_000, field, fencing) as Promise<number>;
+    LockScripts.acquire.run(
+      raw,
+      2,
+      name,
+      token,
+      30_000,
+      field,
+      fencing,
+      COUNTER_TTL,
+    ) as Promise<number>;
   const release = (field: string, id: string) =>
     LockScripts.release.run(raw, 2, name, latch(id), channel, field, 10_000);
 
+  const COUNTER_TTL = 3_600_000;
   const server = suiteRedis();
   beforeAll(() => (raw = server.raw));
 
@@ -49,6 +59,8 @@ describe('Lua scripts against real Redis', () => {
     expect(seeded).toBeGreaterThanOrEqual(clock);
     expect(seeded).toBeLessThan(clock + 5e6);
     expect(await raw.get(token)).toBe(String(seeded)); // a plain integer INCR can go on from
+    // The counter outlives its last use by its lifetime, then goes (and is seeded again).
+    expect(await raw.pttl(token)).toBeGreaterThan(COUNTER_TTL - 1_000);
     expect(await release('me:6', '6')).toBe(0);
     expect(await acquire('me:7')).toBe(seeded + 1);
     expect(await release('me:7', '7')).toBe(0);

@@ -1,140 +1,129 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import {
-  LockAcquireTimeoutError,
-  LockError,
-  LockKeyError,
-  LockLostError,
-  LockRedisError,
-} from '../lock.errors';
-import { FirstAttempts } from './first-attempts';
-import { LockEntry } from './lock-entry';
+import { randomUUID } from 'node:crypto';
+import { LockAcquireTimeoutError, LockError, LockLostError } from '../lock.errors';
+import { now } from './clock';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
+import { LockHolds } from './lock-holds';
 import {
-  assertLostPolicy,
-  describe,
-  RUN_OPTION_NAMES,
+  assertRunPolicies,
   resolveLockOptions,
+  RUN_OPTION_NAMES,
+  type LockLostPolicy,
   type LockOptions,
   type ResolvedLockOptions,
-} from './lock-options';
-import { LockScripts } from './lock-scripts';
-import { LockWaiters } from './lock-waiters';
-import { OwnerContext } from './owner-context';
-import { channelName, tokenKey, unlockLatchKey } from './redis-names';
-import { resolvesWithin } from './time-limit';
-import { Watchdog } from './watchdog';
-
-/** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
-export type LockLostPolicy = 'throw' | 'ignore' | ((error: LockLostError) => void);
-
-/** Options of `run` and `@Locked`. */
-export interface RunOptions extends LockOptions {
-  /**
-   * When the lock was lost while the function ran: `'throw'` (default) rejects with
-   * `LockLostError` after the function settled, `'ignore'` returns its result anyway, a
-   * callback is called with the error (and the result is returned unless it throws).
-   */
-  onLockLost?: LockLostPolicy;
-}
+  type RunOptions,
+} from './options/lock-options';
+import { applyLostPolicy } from './options/lost-policy';
+import { describe, lockName } from './options/validate';
+import { LockEntry } from './ownership/lock-entry';
+import { OwnerContext } from './ownership/owner-context';
+import { isConnectionError, type AcquireReply, type LockStore } from './store/lock-store';
+import { resolvesWithin, sleep, TIMED_OUT, within } from './time-limit';
+import { LockWaiters } from './waiting/lock-waiters';
+import { LockRedisError } from '../lock.errors';
 
 /** Where the engine reports what its caller cannot see. */
 export interface LockEngineLogger {
   warn(message: string): void;
-  error(message: string): void;
+  debug(message: string): void;
 }
 
 /** Settings of a LockEngine (validated by the caller). */
 export interface LockEngineConfig {
-  /** Connection for scripts and commands. */
-  client: Redis;
-  /** Connection dedicated to pub/sub (release messages). */
-  subscriber: Redis;
+  store: LockStore;
   keyPrefix: string;
   /** Watchdog lease in ms. */
   leaseTime: number;
   /** Default wait in ms for acquire/run. */
   waitTime: number;
-  /** Issue fencing tokens. */
+  /** Issue fencing tokens unless a call says otherwise. */
   fencing: boolean;
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
   logger: LockEngineLogger;
-  /** Called once for every lock lost while held. */
+  /** Called once for every lock lost while held, outside every call chain. */
   onLost?: (error: LockLostError) => void;
 }
 
-/** Longest lock name accepted, in UTF-8 bytes (keyPrefix included). */
-export const MAX_KEY_BYTES = 1024;
-/** How long an unlock latch (idempotent release) stays in Redis, in ms. */
-const UNLOCK_LATCH_TTL = 10_000;
-/** How long close() waits for Redis to answer its final releases, in ms. */
+/** How long a release after a known loss, or at shutdown, waits for the store, ms. */
 const FINAL_RELEASE_TIMEOUT = 500;
+/** Delay between tries to free a grant whose answer was lost, ms. */
+const CLEANUP_RETRY_DELAY = 200;
 
 /**
- * The lock engine: Redisson-compatible reentrant locks with call-chain ownership, a batching
- * watchdog and pub/sub-driven waiting. It knows nothing of Nest.
+ * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
+ * waited for by release notice, on any LockStore. It knows nothing of Nest or of Redis.
  */
 export class LockEngine {
-  /** This client's id: the first half of every owner field. */
-  readonly clientId = randomUUID();
-  private readonly requestIdPrefix = randomBytes(8).toString('hex');
+  /** This engine's id: the first half of every owner id. */
+  private readonly clientId = randomUUID();
   private ownerSeq = 0;
   private readonly context = new OwnerContext();
-  private readonly watchdog: Watchdog;
+  private readonly store: LockStore;
+  private readonly holds: LockHolds;
   private readonly waiters: LockWaiters;
-  private readonly holds = new Map<string, LockHold>();
   /** Given to every entry this engine issues: frees its hold, and marks the entry as ours. */
   private readonly releaseHold = (hold: LockHold): Promise<void> => this.release(hold);
-  private readonly firstAttempts = new FirstAttempts((hold) => void this.releaseQuietly(hold));
+  /** Attempts sent and not yet settled; close() waits for them. */
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
   private closing: LockError | undefined;
 
   constructor(private readonly config: LockEngineConfig) {
-    this.watchdog = new Watchdog(config.leaseTime, {
-      renew: (holds, leaseTime) => this.renew(holds, leaseTime),
-      lost: (hold, reason) => this.lose(hold, reason),
-      failed: (error) =>
-        config.logger.warn(`Lock renewal failed, will retry: ${errorMessage(error)}`),
+    this.store = config.store;
+    const outside = <T>(fn: () => T): T => this.context.exit(fn);
+    this.holds = new LockHolds(config.store, config.leaseTime, {
+      lost: (error) => this.report(error),
+      renewalFailed: (error) =>
+        config.logger.warn(`Lock renewal failed, will retry: ${text(error)}`),
+      outside,
     });
-    this.waiters = new LockWaiters(config.subscriber, config.leaseTime, {
-      abandoned: (hold) => void this.releaseQuietly(hold),
-      failed: (error) =>
-        config.logger.warn(`Lock channel subscription failed: ${errorMessage(error)}`),
+    this.waiters = new LockWaiters(config.store, config.leaseTime, {
+      abandoned: (hold) => void this.drop(hold),
+      failed: (error) => config.logger.warn(`Lock notice subscription failed: ${text(error)}`),
     });
+  }
+
+  /** How many locks this process holds now. */
+  get heldCount(): number {
+    return this.holds.size;
   }
 
   /** Takes the lock, waiting up to `waitTime`; throws LockAcquireTimeoutError after that. */
   async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
     const opts = this.resolve(options, this.config.waitTime);
     const entry = await this.enter(key, opts);
-    if (entry === null) throw new LockAcquireTimeoutError(key, opts.waitTime);
+    if (entry === null) throw this.busyError(key, opts.waitTime);
     return entry;
   }
 
   /** Takes the lock if it is free (or within `waitTime` if given); null when busy. */
-  async tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
     return this.enter(key, this.resolve(options, 0));
   }
 
   /**
    * Takes the lock, runs `fn` as its owner (nested locked calls re-enter), releases in
-   * `finally` and returns `fn`'s result.
+   * `finally` and returns `fn`'s result (`undefined` when busy with `onBusy: 'skip'`).
    */
   async run<T>(
     key: string,
     fn: (lock: LockHandle) => T | Promise<T>,
     options?: RunOptions,
-  ): Promise<T> {
+  ): Promise<T | undefined> {
     if (typeof fn !== 'function') {
       throw new LockError(
         `run() needs the function to run under the lock as its second argument, got ${describe(fn)}.`,
       );
     }
-    if (options?.onLockLost !== undefined) assertLostPolicy(options.onLockLost);
+    if (options !== undefined && options !== null) assertRunPolicies(options);
     const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
     const entry = await this.enter(key, opts);
-    if (entry === null) throw new LockAcquireTimeoutError(key, opts.waitTime);
+    if (entry === null) {
+      if (options?.onBusy !== 'skip') throw this.busyError(key, opts.waitTime);
+      this.config.logger.debug(`Skipped: lock "${key}" was busy after ${opts.waitTime} ms.`);
+      return undefined;
+    }
     let result: T;
     try {
       result = await this.context.run(entry, () => fn(entry));
@@ -147,7 +136,7 @@ export class LockEngine {
       await entry.release();
     } catch (error) {
       if (!(error instanceof LockLostError)) throw error;
-      this.applyLostPolicy(error, options?.onLockLost ?? this.config.onLockLost);
+      this.applyLostPolicy(error, options?.onLockLost);
     }
     return result;
   }
@@ -162,14 +151,22 @@ export class LockEngine {
     return this.context.run(handle, fn);
   }
 
+  /** Runs `fn` outside the current call chain: it holds no lock, nor does what it starts. */
+  detach<T>(fn: () => T): T {
+    if (typeof fn !== 'function') {
+      throw new LockError(`detach() needs a function, got ${describe(fn)}.`);
+    }
+    return this.context.exit(fn);
+  }
+
+  /** Applies `policy` (default: the engine's) to a loss found when locked work ended. */
+  applyLostPolicy(error: LockLostError, policy?: LockLostPolicy): void {
+    applyLostPolicy(error, policy ?? this.config.onLockLost);
+  }
+
   /** The innermost hold of the current call chain, or the one for `key`. */
   current(key?: string): LockHandle | undefined {
     return key === undefined ? this.context.innermost() : this.context.find(key);
-  }
-
-  /** Whether the current call chain holds `key`. */
-  isHeldByCurrentContext(key: string): boolean {
-    return this.context.find(key) !== undefined;
   }
 
   /** How many times the current call chain holds `key` (0 when it does not). */
@@ -177,59 +174,48 @@ export class LockEngine {
     return this.context.find(key)?.depth ?? 0;
   }
 
-  /** Whether anyone (any process, any client) holds `key` now. */
-  async isLocked(key: string): Promise<boolean> {
-    const name = this.nameOf(key);
-    return Number(await this.redis(key, 'inspect', this.config.client.exists(name))) === 1;
-  }
-
   /** The lock's remaining lease in ms; null when free, Infinity when held without a lease. */
-  async remainingTtl(key: string): Promise<number | null> {
-    const name = this.nameOf(key);
-    const ttl = Number(await this.redis(key, 'inspect', this.config.client.pttl(name)));
-    if (ttl === -2) return null;
-    return ttl === -1 ? Infinity : ttl;
+  remainingTtl(key: string): Promise<number | null> {
+    return this.store.remainingTtl(key, lockName(this.config.keyPrefix, key));
   }
 
   /** Deletes the lock whoever holds it and wakes its waiters; true when one was deleted. */
   async forceUnlock(key: string): Promise<boolean> {
-    const name = this.nameOf(key);
-    const deleted = await this.redis(
-      key,
-      'force-unlock',
-      LockScripts.forceUnlock.run(this.config.client, 1, name, channelName(name)),
-    );
+    const name = lockName(this.config.keyPrefix, key);
+    const deleted = await this.store.forceUnlock(key, name);
     const local = this.holds.get(name);
-    if (local) this.lose(local, 'it was deleted by forceUnlock()');
-    return Number(deleted) === 1;
+    if (local) this.holds.lose(local, 'it was deleted by forceUnlock()');
+    return deleted;
   }
 
   /**
-   * Stops the engine: new acquires fail and waiters are rejected at once; locks still held are
-   * released when their calls end, or after `timeout` ms at the latest (waiting up to
-   * FINAL_RELEASE_TIMEOUT ms for Redis to answer); then the watchdog stops. Connections are the
-   * caller's to close.
+   * Stops the engine: new acquires fail and waiters are rejected at once; re-entry of held locks
+   * goes on. Holds still in use after `timeout` ms are lost (their signals abort) and released;
+   * in-flight attempts are waited for, so a late grant is freed before the connections close.
    */
   async close(timeout = 0): Promise<void> {
     if (this.closing) return;
     this.closing = new LockError('The lock service is shutting down; no new locks are granted.');
-    this.waiters.rejectAll(this.closing);
-    const deadline = Date.now() + timeout;
-    while (this.holds.size > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
+    this.waiters.closeAll(this.closing);
+    const deadline = now() + timeout;
+    while (this.holds.size > 0 && now() < deadline) await sleep(Math.min(50, deadline - now()));
+    const remaining = this.holds.all();
+    for (const hold of remaining) {
+      this.holds.lose(
+        hold,
+        `the application shut down while its work still ran (shutdownTimeout ${timeout} ms), so it was released`,
+      );
     }
     const releasing = Promise.all([
-      ...[...this.holds.values()].map((hold) => this.releaseQuietly(hold)),
-      // A first attempt Redis grants now frees its lock itself (see attempt()); waiting for it
-      // keeps that release ahead of the connection's QUIT.
-      ...this.firstAttempts.inFlight(),
+      ...remaining.map((hold) => this.drop(hold)),
+      this.inFlight === 0 ? undefined : new Promise<void>((resolve) => (this.drained = resolve)),
     ]);
     if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
       this.config.logger.warn(
         `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
       );
     }
-    this.watchdog.stop();
+    this.holds.stop();
   }
 
   private resolve(
@@ -237,18 +223,18 @@ export class LockEngine {
     waitTime: number,
     known?: readonly string[],
   ): ResolvedLockOptions {
-    return resolveLockOptions(options, { waitTime, leaseTime: this.config.leaseTime }, known);
+    const { leaseTime, fencing } = this.config;
+    return resolveLockOptions(options, { waitTime, leaseTime, fencing }, known);
   }
 
   private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | null> {
-    if (this.closing) throw this.closing;
-    const name = this.nameOf(key);
+    const name = lockName(this.config.keyPrefix, key);
     opts.signal?.throwIfAborted();
-    const outer = this.context.innermost();
     const holder = this.context.find(key);
-    if (holder) return holder.enter(outer, opts.waitTime, opts.signal);
+    if (holder) return holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
+    if (this.closing) throw this.closing;
     const hold = await this.acquireHold(key, name, opts);
-    return hold && new LockEntry(hold, outer, undefined, this.releaseHold);
+    return hold && new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
   }
 
   private async acquireHold(
@@ -256,18 +242,14 @@ export class LockEngine {
     name: string,
     opts: ResolvedLockOptions,
   ): Promise<LockHold | null> {
-    const started = Date.now();
-    const channel = channelName(name);
-    const field = `${this.clientId}:${++this.ownerSeq}`;
-    const attempt = () => this.attempt(key, name, channel, field, opts);
+    const started = now();
+    const attempt = () => this.attempt(key, name, opts);
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
-    if (opts.waitTime <= 0 || !this.waiters.has(channel)) {
-      // Bounded by the wait, but Redis gets at least a watchdog period (a third of the lease).
-      const timeout = Math.max(opts.waitTime, Math.floor(this.config.leaseTime / 3));
-      const result = await this.firstAttempts.bound(key, attempt(), started, timeout);
+    if (opts.waitTime <= 0 || !this.waiters.has(name)) {
+      const result = await attempt();
       if (typeof result !== 'number') {
         if (opts.signal?.aborted) {
-          await this.releaseQuietly(result);
+          await this.drop(result);
           opts.signal.throwIfAborted();
         }
         return result;
@@ -275,170 +257,136 @@ export class LockEngine {
       if (opts.waitTime <= 0) return null;
     }
     if (this.closing) throw this.closing;
-    const remaining = Math.max(0, opts.waitTime - (Date.now() - started));
-    return this.waiters.wait(channel, attempt, remaining, opts.signal);
+    const remaining = Math.max(0, opts.waitTime - (now() - started));
+    return this.waiters.wait(name, attempt, remaining, opts.signal);
   }
 
-  /** One acquire script call; the hold on success, else the holder's PTTL. */
-  private async attempt(
+  /**
+   * One acquire attempt with a fresh owner id: the hold, or the holder's remaining lease.
+   * Bounded in time (the wait, kept between a third of the lease and the lease); a grant that
+   * comes later is freed, and so is one whose answer was lost on the connection.
+   */
+  private async attempt(key: string, name: string, opts: ResolvedLockOptions) {
+    if (this.closing) throw this.closing;
+    const owner = `${this.clientId}:${++this.ownerSeq}`;
+    const { leaseTime, fencing } = opts;
+    const sentAt = now();
+    this.inFlight++;
+    const pending = this.store
+      .acquire({ key, name, owner, leaseTime, fencing })
+      .then((reply) => this.granted(reply, key, name, owner, opts, sentAt))
+      .finally(() => {
+        if (--this.inFlight === 0) this.drained?.();
+      });
+    const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
+    let result: LockHold | number | typeof TIMED_OUT;
+    try {
+      result = await within(pending, limit);
+    } catch (error) {
+      if (isConnectionError(error)) void this.cleanup(key, name, owner, sentAt + leaseTime);
+      throw error;
+    }
+    if (result !== TIMED_OUT) return result;
+    pending.then(
+      (late) => void (typeof late !== 'number' && this.drop(late)),
+      () => undefined,
+    );
+    void this.cleanup(key, name, owner, sentAt + leaseTime);
+    throw new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`));
+  }
+
+  private granted(
+    reply: AcquireReply,
     key: string,
     name: string,
-    channel: string,
-    field: string,
+    owner: string,
     opts: ResolvedLockOptions,
-  ): Promise<LockHold | number> {
-    if (this.closing) throw this.closing;
-    const sentAt = Date.now();
-    // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - result.
-    const result = Number(
-      await this.redis(
-        key,
-        'acquire',
-        LockScripts.acquire.run(
-          this.config.client,
-          2,
-          name,
-          tokenKey(name),
-          opts.leaseTime,
-          field,
-          this.config.fencing ? '1' : '0',
-        ),
-      ),
-    );
-    if (result < 0) return -2 - result;
-    const hold = new LockHold(
-      key,
-      name,
-      channel,
-      field,
-      opts.leaseTime,
-      opts.watchdog,
-      this.config.fencing ? result : undefined,
-      sentAt,
-    );
-    const closing = this.closingError();
-    if (closing) {
-      // close() began while Redis granted it: nobody will release it later, so free it now.
-      void this.releaseQuietly(hold);
-      throw closing;
+    sentAt: number,
+  ): LockHold | number {
+    if (!reply.granted) return reply.ttl;
+    const { leaseTime, watchdog } = opts;
+    const hold = new LockHold(key, name, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
+    if (this.closing) {
+      // close() began while the store granted it: nobody will release it later, so free it now.
+      void this.drop(hold);
+      throw this.closing;
     }
-    this.holds.set(name, hold);
-    if (hold.watchdog) {
-      this.watchdog.add(hold);
-    } else {
-      hold.expiryTimer = setTimeout(
-        () => this.lose(hold, `its explicit lease of ${hold.leaseTime} ms expired`),
-        hold.validUntil - Date.now(),
-      );
-      hold.expiryTimer.unref();
-    }
+    this.holds.add(hold);
     return hold;
   }
 
-  /** Frees a hold in Redis; throws LockLostError when it had been lost. */
+  /** Frees an entry's hold in the store; throws LockLostError when it had been lost. */
   private async release(hold: LockHold): Promise<void> {
-    this.untrack(hold);
     const lost = hold.lostError;
+    if (hold.released) {
+      if (lost) throw lost;
+      return;
+    }
+    this.holds.remove(hold);
     hold.released = true;
-    // 32 hex digits, as Redisson's: this engine's random half, then the owner's sequence number.
-    const requestId =
-      this.requestIdPrefix + hold.field.slice(this.clientId.length + 1).padStart(16, '0');
-    let result: unknown;
+    const pending = this.store.release(hold);
+    let result: number | null | typeof TIMED_OUT;
     try {
-      result = await LockScripts.release.run(
-        this.config.client,
-        2,
-        hold.name,
-        unlockLatchKey(hold.name, requestId),
-        hold.channel,
-        hold.field,
-        UNLOCK_LATCH_TTL,
-      );
+      // After a known loss, or with the lease already over, the answer matters little: bounded.
+      const limit = Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
+      result = await within(pending, lost ? FINAL_RELEASE_TIMEOUT : limit);
     } catch (error) {
       // The lock stays until its lease ends (the watchdog no longer renews it).
       this.config.logger.warn(
-        `Releasing lock "${hold.key}" failed (${errorMessage(error)}); it will expire within ${hold.leaseTime} ms.`,
+        `Releasing lock "${hold.key}" failed (${text(error)}); it will expire within ${hold.leaseTime} ms.`,
       );
       if (lost) throw lost;
       return;
     }
     if (lost) throw lost;
+    if (result === TIMED_OUT) {
+      this.config.logger.warn(`Releasing lock "${hold.key}" got no answer; it expires on its own.`);
+      return;
+    }
     if (result === null) {
       const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
       this.report(error);
       throw error;
     }
-    this.waiters.released(hold.channel, Number(result));
+    this.waiters.released(hold.name, result);
   }
 
-  /** Set once close() began (read through a call: it can change across an await). */
-  private closingError(): LockError | undefined {
-    return this.closing;
+  /** Frees a hold nobody uses (abandoned, late, or at shutdown), quietly. */
+  private async drop(hold: LockHold): Promise<void> {
+    this.holds.remove(hold);
+    if (hold.released) return;
+    hold.released = true;
+    const listeners = await this.store.release(hold).catch(() => null);
+    if (listeners !== null) this.waiters.released(hold.name, listeners);
   }
 
-  private async releaseQuietly(hold: LockHold): Promise<void> {
-    await this.release(hold).catch(() => undefined);
-  }
-
-  private untrack(hold: LockHold): void {
-    if (this.holds.get(hold.name) === hold) this.holds.delete(hold.name);
-    if (hold.watchdog) this.watchdog.remove(hold);
-    clearTimeout(hold.expiryTimer);
-  }
-
-  private async renew(holds: readonly LockHold[], leaseTime: number): Promise<boolean[]> {
-    const renewed = (await LockScripts.renew.run(
-      this.config.client,
-      holds.length,
-      ...holds.map((hold) => hold.name),
-      leaseTime,
-      ...holds.map((hold) => hold.field),
-    )) as number[];
-    return renewed.map((value) => Number(value) === 1);
-  }
-
-  private lose(hold: LockHold, reason: string): void {
-    if (!hold.lose(reason)) return;
-    this.untrack(hold);
-    this.report(hold.lostError!);
+  /** Frees what an attempt with a lost answer may have taken, retrying until `until`. */
+  private async cleanup(key: string, name: string, owner: string, until: number): Promise<void> {
+    while (now() < until) {
+      try {
+        const listeners = await this.store.release({ key, name, owner });
+        if (listeners !== null) this.waiters.released(name, listeners);
+        return;
+      } catch (error) {
+        if (!isConnectionError(error)) return;
+        await sleep(CLEANUP_RETRY_DELAY);
+      }
+    }
   }
 
   private report(error: LockLostError): void {
-    this.config.logger.warn(error.message);
-    this.config.onLost?.(error);
-  }
-
-  /** A Redis call's result, its failure turned into a LockRedisError. */
-  private redis<T>(key: string, operation: string, pending: Promise<T>): Promise<T> {
-    return pending.catch((error: unknown) => {
-      throw new LockRedisError(key, operation, error);
+    this.context.exit(() => {
+      this.config.logger.warn(error.message);
+      this.config.onLost?.(error);
     });
   }
 
-  private applyLostPolicy(error: LockLostError, policy: LockLostPolicy): void {
-    if (policy === 'throw') throw error;
-    if (typeof policy === 'function') policy(error);
-  }
-
-  private nameOf(key: string): string {
-    if (typeof key !== 'string' || key.length === 0) {
-      throw new LockKeyError(`A lock key must be a non-empty string, got ${describe(key)}.`);
-    }
-    if (!key.isWellFormed()) {
-      throw new LockKeyError(
-        `Lock key ${describe(key)} contains a lone UTF-16 surrogate, which is not valid unicode: Redis would store it as U+FFFD, so different keys would share one lock.`,
-      );
-    }
-    const name = this.config.keyPrefix + key;
-    if (name.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(name) > MAX_KEY_BYTES) {
-      throw new LockKeyError(
-        `Lock key "${name.slice(0, 40)}…" is ${Buffer.byteLength(name)} bytes long; the limit is ${MAX_KEY_BYTES}. Build keys from ids, not payloads.`,
-      );
-    }
-    return name;
+  private busyError(key: string, waitTime: number): LockAcquireTimeoutError {
+    const heldHere = this.holds.get(lockName(this.config.keyPrefix, key)) !== undefined;
+    return new LockAcquireTimeoutError(key, waitTime, heldHere);
   }
 }
 
-function errorMessage(error: unknown): string {
+function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -7,13 +7,13 @@ export interface LockHandle extends AsyncDisposable {
   readonly key: string;
   /**
    * Aborted, with a `LockLostError` as its reason, when the lock is lost while held
-   * (lease expired, key deleted, Redis restarted). Pass it on to cancellable work.
+   * (lease expired, key deleted, Redis restarted, released by shutdown while work ran). Pass it on to cancellable work.
    */
   readonly signal: AbortSignal;
   /**
    * A number that grows with every outermost acquisition of this lock name, for rejecting
-   * writes from an owner that lost the lock (see README, "Fencing"). `undefined` when the
-   * module was configured with `fencing: false`.
+   * writes from an owner that lost the lock (see docs/redis-layout.md, "Fencing").
+   * `undefined` unless fencing was asked for (module or per-call option `fencing: true`).
    */
   readonly fencingToken: number | undefined;
   /** How deep this hold is nested in the current call chain: 1 for the outermost. */

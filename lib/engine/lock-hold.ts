@@ -1,12 +1,13 @@
 import { LockLostError } from '../lock.errors';
+import type { StoredHold } from './store/lock-store';
 
-/** One acquisition of a lock in Redis by this process: what the watchdog and release need. */
-export class LockHold {
+/** One acquisition of a lock in the store by this process: what the watchdog and release need. */
+export class LockHold implements StoredHold {
   /** Created on first use: most holds are released without anyone reading their signal. */
   private controller: AbortController | undefined;
   /** Set once the release has started; the hold can no longer be lost after that. */
   released = false;
-  /** Local time (ms) until which the lease is known to be in force. */
+  /** Monotonic time (ms, see clock.ts) until which the lease is known to be in force. */
   validUntil: number;
   /** The expiry timer of a hold with an explicit lease. */
   expiryTimer: NodeJS.Timeout | undefined;
@@ -14,19 +15,17 @@ export class LockHold {
   constructor(
     /** The lock key as the user gave it. */
     readonly key: string,
-    /** The Redis key of the lock hash (keyPrefix + key). */
+    /** The store's name of the lock (keyPrefix + key). */
     readonly name: string,
-    /** The release channel. */
-    readonly channel: string,
-    /** The owner field: `<client uuid>:<owner id>`. */
-    readonly field: string,
+    /** The owner id: `<client uuid>:<sequence number>`. */
+    readonly owner: string,
     /** The lease in ms. */
     readonly leaseTime: number,
     /** Whether the watchdog renews the lease (no explicit lease was given). */
     readonly watchdog: boolean,
     /** The fencing token of this acquisition, if issued. */
     readonly fencingToken: number | undefined,
-    /** Local time at which the acquire request was sent. */
+    /** Monotonic time at which the acquire request was sent. */
     sentAt: number,
   ) {
     this.validUntil = sentAt + leaseTime;
@@ -45,7 +44,7 @@ export class LockHold {
       : undefined;
   }
 
-  /** Marks the hold lost; returns false when it was already lost or released. */
+  /** Marks the hold lost (aborting its signal); false when it was already lost or released. */
   lose(reason: string): boolean {
     if (this.released || this.lostError) return false;
     this.controller ??= new AbortController();

@@ -1,83 +1,114 @@
+import { now } from './clock';
 import type { LockHold } from './lock-hold';
 
-/** Most locks renewed by one script call (Redisson batches 100 per call as well). */
+/** Most locks renewed by one store call (Redisson batches 100 per call as well). */
 export const RENEW_BATCH_SIZE = 100;
 
 /** What the watchdog needs from the engine. */
 export interface WatchdogDriver {
-  /** Renews a batch in one script call; one boolean per hold: still held. */
+  /** Renews a batch in one store call; one boolean per hold: still held. */
   renew(holds: readonly LockHold[], leaseTime: number): Promise<boolean[]>;
   /** A hold turned out to be lost. */
   lost(hold: LockHold, reason: string): void;
   /** A renewal call failed (e.g. Redis unreachable); renewal goes on. */
   failed(error: unknown): void;
+  /** Runs `fn` outside every lock's call chain (timers created there carry no chain). */
+  outside<T>(fn: () => T): T;
 }
 
 /**
- * Keeps watchdog-leased locks alive: one timer for all of them, firing every third of the
- * lease, renewing up to RENEW_BATCH_SIZE locks per script call. Every tick checks every lock:
- * one not confirmed for a whole lease is reported lost, also while its renewal call still
- * hangs (no new call is sent for it until that one settles). A failed call does not stop
- * renewal; a lock reported gone is reported lost. The timer is unref'd and stops when no lock
- * is held.
+ * Keeps watchdog-leased locks alive: one timer for all of them, renewing every third of the
+ * lease, up to RENEW_BATCH_SIZE locks per store call. A hold not confirmed for a whole lease is
+ * lost: the timer also fires at the earliest moment a lease can end, so a loss is reported when
+ * it happens, also while a renewal hangs. Before that verdict, replies already received are
+ * read (a stalled event loop may have kept them waiting). Time is monotonic; the timer is
+ * unref'd and stops when no lock is held.
  */
 export class Watchdog {
   private readonly holds = new Set<LockHold>();
   /** Holds whose renewal call has not settled yet. */
   private readonly renewing = new Set<LockHold>();
+  private readonly period: number;
   private timer: NodeJS.Timeout | undefined;
+  private nextRenewal = 0;
 
   constructor(
     private readonly leaseTime: number,
     private readonly driver: WatchdogDriver,
-  ) {}
+  ) {
+    this.period = Math.floor(leaseTime / 3);
+  }
 
   add(hold: LockHold): void {
     this.holds.add(hold);
     if (this.timer === undefined) {
-      this.timer = setInterval(() => this.tick(), Math.floor(this.leaseTime / 3));
-      this.timer.unref();
+      this.nextRenewal = now() + this.period;
+      this.schedule(this.nextRenewal);
     }
   }
 
-  /** Stops renewing `hold`. The timer itself stops at the next tick with nothing to renew. */
+  /** Stops renewing `hold`. The timer itself stops at its next firing with nothing to renew. */
   remove(hold: LockHold): void {
     this.holds.delete(hold);
     this.renewing.delete(hold);
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
   }
 
-  /** One round: reports expired holds, sends renewals for the others not being renewed. */
+  /** One round: finds expired holds, and every period sends renewals for the others. */
   tick(): void {
-    if (this.holds.size === 0) {
-      this.stop();
-      return;
-    }
-    const now = Date.now();
+    this.timer = undefined;
+    if (this.holds.size === 0) return;
+    const time = now();
+    const renewNow = time >= this.nextRenewal - 1;
+    const expired: LockHold[] = [];
     const due: LockHold[] = [];
+    let earliest = Infinity;
     for (const hold of this.holds) {
-      if (now >= hold.validUntil) {
-        this.remove(hold);
-        this.driver.lost(
-          hold,
-          `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
-        );
-      } else if (!this.renewing.has(hold)) {
-        due.push(hold);
+      if (time >= hold.validUntil) {
+        expired.push(hold);
+        continue;
       }
+      earliest = Math.min(earliest, hold.validUntil);
+      if (renewNow && !this.renewing.has(hold)) due.push(hold);
     }
+    if (renewNow) this.nextRenewal = time + this.period;
     for (let i = 0; i < due.length; i += RENEW_BATCH_SIZE) {
       void this.renewBatch(due.slice(i, i + RENEW_BATCH_SIZE));
     }
+    // Replies that arrived during a stall are read in this turn's I/O phase: judge after it.
+    if (expired.length > 0) setImmediate(() => this.judge(expired));
+    this.schedule(Math.min(this.nextRenewal, earliest));
+  }
+
+  private schedule(at: number): void {
+    clearTimeout(this.timer);
+    this.timer = this.driver.outside(() =>
+      setTimeout(() => this.tick(), Math.max(0, Math.ceil(at - now()))),
+    );
+    this.timer.unref();
+  }
+
+  private judge(expired: readonly LockHold[]): void {
+    const time = now();
+    for (const hold of expired) {
+      if (!this.holds.has(hold)) continue;
+      if (time < hold.validUntil) continue; // a late reply confirmed it after all
+      this.remove(hold);
+      this.driver.lost(
+        hold,
+        `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
+      );
+    }
+    if (this.holds.size > 0 && this.timer === undefined) this.schedule(this.nextRenewal);
   }
 
   private async renewBatch(batch: LockHold[]): Promise<void> {
     for (const hold of batch) this.renewing.add(hold);
-    const sentAt = Date.now();
+    const sentAt = now();
     let held: boolean[];
     try {
       held = await this.driver.renew(batch, this.leaseTime);

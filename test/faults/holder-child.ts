@@ -12,7 +12,14 @@ import { LockService, RedisLockModule } from '../../lib';
 async function main() {
   const [url, keyPrefix, key, leaseTime, mode] = process.argv.slice(2);
   @Module({
-    imports: [RedisLockModule.forRoot({ redis: url, keyPrefix, leaseTime: Number(leaseTime) })],
+    imports: [
+      RedisLockModule.forRoot({
+        redis: url,
+        keyPrefix,
+        leaseTime: Number(leaseTime),
+        fencing: true,
+      }),
+    ],
   })
   class HolderModule {}
   const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });

@@ -21,7 +21,7 @@ describe('fault: the holder process SIGKILLed (its own redis-server)', () => {
 
   beforeAll(async () => {
     redis = await startRedis({ control: true });
-    node = await lockNode(fastRedis(redis.port));
+    node = await lockNode(fastRedis(redis.port), { fencing: true });
   });
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');

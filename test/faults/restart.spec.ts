@@ -21,7 +21,7 @@ describe('fault: Redis restarted without persistence (its own redis-server)', ()
   let a: LockNode;
   let b: LockNode;
 
-  const suite = twoLockNodes();
+  const suite = twoLockNodes({ fencing: true });
   beforeAll(() => ({ redis, a, b } = suite));
 
   /** Kills and restarts Redis (its data is gone); returns when it answers again. */

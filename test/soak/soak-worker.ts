@@ -55,6 +55,7 @@ async function main() {
         redis: url,
         leaseTime: 1_000,
         waitTime: 30_000,
+        fencing: true, // the soak checks that no stale token is accepted
         onLockLost: 'ignore', // counted through lockLost$ instead
       }),
     ],

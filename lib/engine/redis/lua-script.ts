@@ -1,18 +1,13 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 
-/** A Lua script read from `scripts/`, called by SHA and loaded into Redis only when missing. */
+/** A Lua script called by SHA and loaded into Redis only when missing. */
 export class LuaScript {
   /** SHA1 of the source, as EVALSHA wants it. */
   readonly sha: string;
   private readonly loading = new WeakMap<Redis, Promise<unknown>>();
 
-  constructor(
-    readonly name: string,
-    readonly source: string,
-  ) {
+  constructor(readonly source: string) {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
@@ -38,15 +33,3 @@ export class LuaScript {
     return loading;
   }
 }
-
-function load(file: string): LuaScript {
-  return new LuaScript(file, readFileSync(join(__dirname, 'scripts', file), 'utf8'));
-}
-
-/** The lock's scripts; see the comment at the top of each file. */
-export const LockScripts = {
-  acquire: load('acquire.lua'),
-  release: load('release.lua'),
-  renew: load('renew.lua'),
-  forceUnlock: load('force-unlock.lua'),
-} as const;

@@ -28,6 +28,11 @@ export class OwnerContext {
     return this.storage.run(entry, fn);
   }
 
+  /** Runs `fn` outside every call chain: it holds no lock, and what it starts holds none. */
+  exit<T>(fn: () => T): T {
+    return this.storage.exit(fn);
+  }
+
   private next(entry: LockEntry): LockEntry | undefined {
     for (let outer = entry.outer; outer; outer = outer.outer) {
       if (outer.active) return outer;

@@ -1,37 +1,30 @@
-import { LockNotHeldError } from '../lock.errors';
-import type { LockHandle } from './lock-handle';
-import type { LockHold } from './lock-hold';
-
-/** A call waiting to re-enter beneath an entry whose nested slot is taken by a sibling. */
-interface NestedRequest {
-  outer: LockEntry | undefined;
-  resolve: (entry: LockEntry | null) => void;
-  reject: (reason: unknown) => void;
-  timer: NodeJS.Timeout | undefined;
-  cancel: (() => void) | undefined;
-}
+import { LockNotHeldError } from '../../lock.errors';
+import type { LockHandle } from '../lock-handle';
+import type { LockHold } from '../lock-hold';
+import { WaitList } from '../waiting/wait-list';
 
 /**
- * One level of a (re)entrant hold: the outermost entry owns the Redis hold, each nested entry
+ * One level of a (re)entrant hold: the outermost entry owns the store hold, each nested entry
  * is a call beneath it that took the same lock again. An entry admits one nested entry at a
  * time, so concurrent siblings inside one locked call run one after the other. Nested enter
- * and exit never touch Redis.
+ * and exit never touch the store.
  */
 export class LockEntry implements LockHandle {
   readonly depth: number;
   private nested: LockEntry | null = null;
-  private readonly queue: NestedRequest[] = [];
+  /** Siblings waiting for the nested slot; each brings the innermost entry of its chain. */
+  private readonly siblings = new WaitList<LockEntry, LockEntry | undefined>(() => this.idle());
   private whenIdle: (() => void) | undefined;
   private released = false;
 
   constructor(
-    /** The Redis hold shared by every level. */
+    /** The store hold shared by every level. */
     readonly hold: LockHold,
     /** The innermost entry (of any key) of the call chain this entry was taken in. */
     readonly outer: LockEntry | undefined,
     /** The entry of the same lock this one is nested in; undefined for the outermost. */
     private readonly parent: LockEntry | undefined,
-    /** Frees the Redis hold; called by the outermost entry's release. Tells whose entry this is. */
+    /** Frees the store hold; called by the outermost entry's release. Tells whose entry this is. */
     readonly releaseHold: (hold: LockHold) => Promise<void>,
   ) {
     this.depth = parent ? parent.depth + 1 : 1;
@@ -56,7 +49,8 @@ export class LockEntry implements LockHandle {
 
   /**
    * A call beneath this entry takes the lock again. Immediate when no sibling is nested here,
-   * else waits up to `waitTime` (null on timeout) or until `signal` aborts (rejects).
+   * else waits up to `waitTime` (null on timeout) or until `signal` aborts (rejects). Throws
+   * (or rejects a waiting sibling with) the LockLostError once the lock is lost.
    */
   enter(
     outer: LockEntry | undefined,
@@ -70,32 +64,7 @@ export class LockEntry implements LockHandle {
       return this.nested;
     }
     if (waitTime <= 0) return null;
-    return new Promise<LockEntry | null>((resolve, reject) => {
-      const request: NestedRequest = {
-        outer,
-        resolve,
-        reject,
-        timer: undefined,
-        cancel: undefined,
-      };
-      const settle = (reason: unknown, timedOut: boolean) => {
-        const index = this.queue.indexOf(request);
-        if (index < 0) return;
-        this.queue.splice(index, 1);
-        this.forget(request);
-        if (timedOut) resolve(null);
-        else reject(reason);
-      };
-      if (Number.isFinite(waitTime)) {
-        request.timer = setTimeout(() => settle(undefined, true), waitTime);
-      }
-      if (signal) {
-        const onAbort = () => settle(signal.reason, false);
-        signal.addEventListener('abort', onAbort, { once: true });
-        request.cancel = () => signal.removeEventListener('abort', onAbort);
-      }
-      this.queue.push(request);
-    });
+    return this.siblings.add(outer, waitTime, signal);
   }
 
   /**
@@ -107,7 +76,7 @@ export class LockEntry implements LockHandle {
       return Promise.reject(new LockNotHeldError(this.key, 'this handle was already released.'));
     }
     this.released = true;
-    if (this.nested !== null || this.queue.length > 0) {
+    if (this.nested !== null || this.siblings.length > 0) {
       return new Promise<void>((resolve) => (this.whenIdle = resolve)).then(() =>
         this.leaveLevel(),
       );
@@ -115,7 +84,11 @@ export class LockEntry implements LockHandle {
     return this.leaveLevel();
   }
 
-  /** Frees the Redis hold (outermost entry) or hands the level back to the parent. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.released) await this.release();
+  }
+
+  /** Frees the store hold (outermost entry) or hands the level back to the parent. */
   private leaveLevel(): Promise<void> {
     if (this.parent === undefined) return this.releaseHold(this.hold);
     this.parent.leave(this);
@@ -123,27 +96,29 @@ export class LockEntry implements LockHandle {
     return lost ? Promise.reject(lost) : Promise.resolve();
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.released) await this.release();
-  }
-
+  /** A nested entry left: the next sibling gets the slot (or every sibling the loss). */
   private leave(child: LockEntry): void {
     if (this.nested !== child) return;
     this.nested = null;
-    const next = this.queue.shift();
-    if (next) {
-      this.forget(next);
-      this.nested = new LockEntry(this.hold, next.outer, this, this.releaseHold);
-      next.resolve(this.nested);
-    } else if (this.whenIdle) {
-      const resolve = this.whenIdle;
-      this.whenIdle = undefined;
-      resolve();
+    const lost = this.hold.lostError;
+    if (lost) {
+      this.siblings.failAll(lost);
+      return;
     }
+    const next = this.siblings.head();
+    if (next === undefined) {
+      this.idle();
+      return;
+    }
+    this.nested = new LockEntry(this.hold, next.data, this, this.releaseHold);
+    this.siblings.grant(next, this.nested);
   }
 
-  private forget(request: NestedRequest): void {
-    clearTimeout(request.timer);
-    request.cancel?.();
+  /** Wakes a release that waits for the nested slot and its queue to empty. */
+  private idle(): void {
+    if (this.nested !== null || this.siblings.length > 0 || this.whenIdle === undefined) return;
+    const resolve = this.whenIdle;
+    this.whenIdle = undefined;
+    resolve();
   }
 }

@@ -5,6 +5,8 @@
 -- ARGV[1]  lease in milliseconds (PEXPIRE of the hash)
 -- ARGV[2]  owner field '<client uuid>:<owner id>'
 -- ARGV[3]  '1' to issue a fencing token, '0' not to
+-- ARGV[4]  lifetime of the fencing counter in milliseconds, renewed by every acquire that issues
+--          a token (a name no longer locked does not keep its counter forever)
 --
 -- Returns one integer (cheaper to build and parse than an array):
 --   >= 0  the caller now owns the lock; the value is its fencing token (0 when none was asked for)
@@ -26,13 +28,15 @@ if ARGV[3] ~= '1' then
 end
 local token = redis.call('incr', KEYS[2])
 if token == 1 then
-  -- A new counter, or one a restart without persistence wiped: start it at Redis' clock in
-  -- microseconds, so tokens still grow past every token issued before the restart (a lock
-  -- name is never acquired more than once per microsecond). Written as a decimal string:
+  -- A new counter, one that expired unused, or one a restart without persistence wiped: start
+  -- it at Redis' clock in microseconds, so tokens still grow past every token issued before
+  -- (a lock name is never acquired more than once per microsecond, and the server's clock does
+  -- not step back by more than the time since the last token). Written as a decimal string:
   -- Lua would print a double this large in exponent form.
   local now = redis.call('time')
   local seed = now[1] .. string.format('%06d', now[2])
   redis.call('set', KEYS[2], seed)
   token = tonumber(seed)
 end
+redis.call('pexpire', KEYS[2], ARGV[4])
 return token

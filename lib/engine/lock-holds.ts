@@ -1,0 +1,90 @@
+import type { LockLostError } from '../lock.errors';
+import type { LockHold } from './lock-hold';
+import type { LockStore } from './store/lock-store';
+import { Watchdog } from './watchdog';
+import { now } from './clock';
+
+/** What the holds report to the engine. */
+export interface HoldsDriver {
+  /** A hold was lost while held (its signal is aborted already). Called once per hold. */
+  lost(error: LockLostError): void;
+  /** A renewal call failed; renewal goes on. */
+  renewalFailed(error: unknown): void;
+  /** Runs `fn` outside every lock's call chain. */
+  outside<T>(fn: () => T): T;
+}
+
+/**
+ * The holds this process has in the store, one per lock name: each kept alive by the watchdog,
+ * or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
+ * call chain, so listeners never run as another chain's owner.
+ */
+export class LockHolds {
+  private readonly byName = new Map<string, LockHold>();
+  private readonly watchdog: Watchdog;
+
+  constructor(
+    store: LockStore,
+    leaseTime: number,
+    private readonly driver: HoldsDriver,
+  ) {
+    this.watchdog = new Watchdog(leaseTime, {
+      renew: (holds, lease) => store.renew(holds, lease),
+      lost: (hold, reason) => this.lose(hold, reason),
+      failed: (error) => driver.renewalFailed(error),
+      outside: <T>(fn: () => T): T => driver.outside(fn),
+    });
+  }
+
+  /** How many locks this process holds. */
+  get size(): number {
+    return this.byName.size;
+  }
+
+  /** Every hold, for shutdown. */
+  all(): LockHold[] {
+    return [...this.byName.values()];
+  }
+
+  /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
+  add(hold: LockHold): void {
+    this.byName.set(hold.name, hold);
+    if (hold.watchdog) {
+      this.watchdog.add(hold);
+      return;
+    }
+    hold.expiryTimer = this.driver.outside(() =>
+      setTimeout(
+        () => this.lose(hold, `its explicit lease of ${hold.leaseTime} ms expired`),
+        hold.validUntil - now(),
+      ),
+    );
+    hold.expiryTimer.unref();
+  }
+
+  /** The hold of lock `name`, if this process has one. */
+  get(name: string): LockHold | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Stops keeping `hold` (released, or being released). */
+  remove(hold: LockHold): void {
+    if (this.byName.get(hold.name) === hold) this.byName.delete(hold.name);
+    if (hold.watchdog) this.watchdog.remove(hold);
+    clearTimeout(hold.expiryTimer);
+  }
+
+  /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */
+  lose(hold: LockHold, reason: string): void {
+    this.driver.outside(() => {
+      if (!hold.lose(reason)) return;
+      this.remove(hold);
+      this.driver.lost(hold.lostError!);
+    });
+  }
+
+  /** Stops the watchdog (shutdown). */
+  stop(): void {
+    this.watchdog.stop();
+  }
+}

@@ -1,0 +1,130 @@
+import type { LockLostError } from '../../lock.errors';
+import { LockOptionsError } from '../../lock.errors';
+import {
+  assertBoolean,
+  assertKnownOptions,
+  assertLeaseTime,
+  assertOneOf,
+  assertWaitTime,
+  describe,
+} from './validate';
+
+/** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
+export type LockLostPolicy = 'throw' | 'ignore' | ((error: LockLostError) => void);
+
+/** What `run` and `@Locked` do when the lock is still busy after the wait. */
+export type BusyPolicy = 'throw' | 'skip';
+
+/** Per-call options of `acquire`, `tryAcquire`, `run` and `@Locked`. */
+export interface LockOptions {
+  /**
+   * How long to wait for a busy lock, in ms. `0` fails at once, `Infinity` waits forever.
+   * Defaults to the module's `waitTime` (`tryAcquire`: 0).
+   */
+  waitTime?: number;
+  /**
+   * An explicit lease in ms. The lock expires after it even if still held, and the watchdog
+   * does not renew it (as in Redisson). Omit it to have the watchdog keep the lock alive.
+   */
+  leaseTime?: number;
+  /** Cancels the wait: the call rejects with the signal's reason and leaves no lock behind. */
+  signal?: AbortSignal;
+  /** Issue a fencing token for this acquisition (Redisson's RFencedLock). Default: the module's `fencing`. */
+  fencing?: boolean;
+}
+
+/** Options of `run` and `@Locked`. */
+export interface RunOptions extends LockOptions {
+  /**
+   * When the lock was lost while the function ran: `'throw'` (default) rejects with
+   * `LockLostError` after the function settled, `'ignore'` returns its result anyway, a
+   * callback is called with the error (and the result is returned unless it throws).
+   */
+  onLockLost?: LockLostPolicy;
+  /**
+   * When the lock is still busy after `waitTime`: `'throw'` (default) rejects with
+   * `LockAcquireTimeoutError`; `'skip'` resolves `undefined` without running the function.
+   */
+  onBusy?: BusyPolicy;
+}
+
+/** Per-call options of acquire and tryAcquire. */
+export const LOCK_OPTION_NAMES: readonly string[] = ['waitTime', 'leaseTime', 'signal', 'fencing'];
+/** Per-call options of run. */
+export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost', 'onBusy'];
+/** Options of `@Locked`: run's, less the signal (a decorator has none to give), plus the key. */
+export const LOCKED_OPTION_NAMES: readonly string[] = [
+  'key',
+  ...RUN_OPTION_NAMES.filter((name) => name !== 'signal'),
+];
+
+/** Lock options after defaults and validation. */
+export interface ResolvedLockOptions {
+  waitTime: number;
+  /** The lease to set; with `watchdog` it is the module's lease and gets renewed. */
+  leaseTime: number;
+  watchdog: boolean;
+  signal: AbortSignal | undefined;
+  fencing: boolean;
+}
+
+/** Module-wide defaults of per-call options. */
+export interface LockDefaults {
+  waitTime: number;
+  leaseTime: number;
+  fencing: boolean;
+}
+
+/** Checks an `onLockLost` policy. */
+export function assertLostPolicy(
+  value: unknown,
+  option = 'onLockLost',
+): asserts value is LockLostPolicy {
+  if (value !== 'throw' && value !== 'ignore' && typeof value !== 'function') {
+    throw new LockOptionsError(
+      option,
+      `expected 'throw', 'ignore' or a function (error) => void, got ${describe(value)}.`,
+    );
+  }
+}
+
+/** Checks the per-call options that `run` adds to `LockOptions` (when given). */
+export function assertRunPolicies(options: RunOptions): void {
+  if (options.onLockLost !== undefined) assertLostPolicy(options.onLockLost);
+  if (options.onBusy !== undefined) assertOneOf(options.onBusy, ['throw', 'skip'], 'onBusy');
+}
+
+/** Validates per-call options (names from `known`) and fills in the defaults. */
+export function resolveLockOptions(
+  options: LockOptions | undefined,
+  defaults: LockDefaults,
+  known: readonly string[] = LOCK_OPTION_NAMES,
+): ResolvedLockOptions {
+  if (options === undefined) {
+    return {
+      waitTime: defaults.waitTime,
+      leaseTime: defaults.leaseTime,
+      watchdog: true,
+      signal: undefined,
+      fencing: defaults.fencing,
+    };
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new LockOptionsError('options', `expected an object, got ${describe(options)}.`);
+  }
+  assertKnownOptions(options, known);
+  const { waitTime = defaults.waitTime, leaseTime, signal, fencing = defaults.fencing } = options;
+  assertWaitTime(waitTime);
+  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new LockOptionsError('signal', `expected an AbortSignal, got ${describe(signal)}.`);
+  }
+  assertBoolean(fencing, 'fencing');
+  return {
+    waitTime,
+    leaseTime: leaseTime ?? defaults.leaseTime,
+    watchdog: leaseTime === undefined,
+    signal,
+    fencing,
+  };
+}

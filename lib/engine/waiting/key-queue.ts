@@ -1,0 +1,200 @@
+import type { LockHold } from '../lock-hold';
+import { MAX_TIMER_DELAY } from '../options/validate';
+import { isConnectionError } from '../store/lock-store';
+import { TurnPolicy } from './turn-policy';
+import { WaitList, type WaitTicket } from './wait-list';
+
+/**
+ * One acquire attempt: the hold on success, else how long (ms) the holder's lease still runs
+ * (Infinity for a lock without a lease).
+ */
+export type Attempt = () => Promise<LockHold | number>;
+
+/** What a queue needs from the waiters that own it. */
+export interface QueueHost {
+  /** Start (or stop) receiving release notices of the lock. */
+  subscribe(name: string): Promise<void>;
+  unsubscribe(name: string): Promise<void>;
+  /** A hold acquired for a waiter that had already left: release it. */
+  abandoned(hold: LockHold): void;
+  /** Subscribing or unsubscribing failed; waiting falls back to TTL-capped retries. */
+  failed(error: unknown): void;
+  /** The queue was dropped (empty for QUEUE_LINGER ms, or shut down). */
+  dropped(queue: KeyQueue): void;
+}
+
+/** Delay before the head tries again after its attempt failed on the connection, ms. */
+const CONNECTION_RETRY_DELAY = 100;
+/**
+ * How long a process that won the lock recently holds back its attempt after a release notice
+ * (see TurnPolicy), ms: far longer than the microseconds by which Redis' delivery order favours
+ * one subscriber, short next to a handoff across processes.
+ */
+const HOLD_BACK_DELAY = 2;
+/**
+ * How long a queue stays subscribed after its last waiter left, ms: a caller that comes back
+ * soon (a worker in a loop) finds the subscription and the turn-taking state still there.
+ */
+const QUEUE_LINGER = 1_000;
+
+/**
+ * The local queue of one lock's waiters behind one subscription to its release notices. Only
+ * the head sends acquire attempts: one once subscribed, one per release notice, one when the
+ * holder's lease runs out (a lost notice costs at most one lease). No polling. An attempt that
+ * failed on the connection is repeated every CONNECTION_RETRY_DELAY ms within the head's wait;
+ * one that Redis refused rejects the head, and the next waiter tries on its own.
+ */
+export class KeyQueue {
+  private readonly waiters: WaitList<LockHold, Attempt>;
+  private readonly turns = new TurnPolicy();
+  private subscribed = false;
+  private subscribing = true;
+  private attempting = false;
+  /** A notice or wake-up came while the head's attempt was in flight: try again at once. */
+  private wakePending = false;
+  private pendingByNotice = false;
+  /** The attempt in flight answers a release notice. */
+  private byNotice = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  constructor(
+    readonly name: string,
+    private readonly host: QueueHost,
+    /** Retry delay when the holder's lock has no lease (a foreign lock). */
+    private readonly noLeaseRetry: number,
+  ) {
+    this.waiters = new WaitList(() => this.left());
+    this.subscribe();
+  }
+
+  /** Queues a caller; resolves its hold, or null when `waitTime` passed; rejects on abort. */
+  wait(
+    attempt: Attempt,
+    waitTime: number,
+    signal: AbortSignal | undefined,
+  ): Promise<LockHold | null> {
+    const idle = this.waiters.length === 0 && !this.attempting && !this.subscribing;
+    clearTimeout(this.lingerTimer);
+    const waiting = this.waiters.add(attempt, waitTime, signal);
+    if (idle) this.attempt();
+    return waiting;
+  }
+
+  /** A release notice of the lock: the head tries now, or after a hold-back if it is not its turn. */
+  notice(): void {
+    if (this.turns.noticed() && !this.attempting) this.retryAfter(HOLD_BACK_DELAY);
+    else this.attempt(true);
+  }
+
+  /** This process released the lock; `listeners` processes were told. */
+  released(listeners: number): void {
+    this.turns.released(listeners);
+    // Without a subscription no notice will come: local waiters try now.
+    if (!this.subscribed) this.attempt();
+  }
+
+  /** The notice connection is back: notices may have been missed, or a SUBSCRIBE may have failed. */
+  reconnected(): void {
+    if (this.subscribed) this.attempt();
+    else if (!this.subscribing) this.subscribe();
+  }
+
+  /** Rejects every waiter (shutdown) and drops the queue. */
+  close(reason: unknown): void {
+    this.waiters.failAll(reason);
+    this.dispose();
+  }
+
+  private subscribe(): void {
+    this.subscribing = true;
+    this.host.subscribe(this.name).then(
+      () => {
+        this.subscribing = false;
+        this.subscribed = true;
+        // A release may have been announced before the subscription took effect: try now.
+        this.attempt();
+      },
+      (error: unknown) => {
+        this.subscribing = false;
+        this.host.failed(error);
+        this.attempt();
+      },
+    );
+  }
+
+  private attempt(byNotice = false): void {
+    if (this.disposed) return;
+    if (this.attempting) {
+      this.wakePending = true;
+      this.pendingByNotice ||= byNotice;
+      return;
+    }
+    const head = this.waiters.head();
+    if (head === undefined) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.attempting = true;
+    this.wakePending = false;
+    this.pendingByNotice = false;
+    this.byNotice = byNotice;
+    head.data().then(
+      (result) => this.settle(head, result),
+      (error: unknown) => this.refused(head, error),
+    );
+  }
+
+  private settle(head: WaitTicket<Attempt>, result: LockHold | number): void {
+    this.attempting = false;
+    if (typeof result !== 'number') {
+      this.turns.won();
+      if (!this.waiters.grant(head, result)) this.host.abandoned(result);
+      // The next waiter waits for this hold's release notice, capped by its lease.
+      if (!this.disposed) this.retryAfter(result.leaseTime);
+      return;
+    }
+    // The lock was free after a release notice, yet someone else got it: others compete.
+    if (this.byNotice) this.turns.lostRace();
+    if (this.wakePending) this.attempt(this.pendingByNotice);
+    else this.retryAfter(result === Infinity ? this.noLeaseRetry : result);
+  }
+
+  private refused(head: WaitTicket<Attempt>, error: unknown): void {
+    this.attempting = false;
+    if (isConnectionError(error)) {
+      // Redis may be back soon: the head keeps its place and its wait bounds the retries.
+      this.retryAfter(CONNECTION_RETRY_DELAY);
+      return;
+    }
+    // Redis answered with an error: the head gets it, the next waiter tries on its own.
+    this.waiters.fail(head, error);
+    this.attempt();
+  }
+
+  private retryAfter(delay: number): void {
+    if (this.waiters.length === 0 || this.attempting) return;
+    clearTimeout(this.retryTimer);
+    // A foreign lock's PTTL may exceed what a timer holds (it would fire at once).
+    this.retryTimer = setTimeout(() => this.attempt(), Math.min(delay, MAX_TIMER_DELAY));
+    this.retryTimer.unref();
+  }
+
+  /** After each departure: an empty queue lingers, then is dropped. */
+  private left(): void {
+    if (this.waiters.length > 0 || this.disposed) return;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = setTimeout(() => this.dispose(), QUEUE_LINGER);
+    this.lingerTimer.unref();
+  }
+
+  private dispose(): void {
+    if (this.waiters.length > 0 || this.disposed) return;
+    this.disposed = true;
+    clearTimeout(this.lingerTimer);
+    clearTimeout(this.retryTimer);
+    this.host.dropped(this);
+    this.host.unsubscribe(this.name).catch((error: unknown) => this.host.failed(error));
+  }
+}
