@@ -66,8 +66,10 @@ node -e '
 ' || fail "the temp project does not have Nest 12 and the packed library"
 
 step "Typecheck the sample app against Nest 12 and the packed library's types"
-mkdir src
-cp "$ROOT"/sample-app/src/*.ts src/
+# Same layout as the repo: the demo imports the shared redis-server helper from tools/redis.
+mkdir -p sample-app/src tools/redis
+cp "$ROOT"/sample-app/src/*.ts sample-app/src/
+cp "$ROOT"/tools/redis/*.ts tools/redis/
 cat >tsconfig.json <<'EOF'
 {
   "compilerOptions": {
@@ -83,7 +85,7 @@ cat >tsconfig.json <<'EOF'
     "noEmit": true,
     "types": ["node"]
   },
-  "include": ["src"]
+  "include": ["sample-app/src", "tools/redis"]
 }
 EOF
 npx --no-install tsc -p tsconfig.json || fail "the sample app does not typecheck against Nest 12"

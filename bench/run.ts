@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startRedis } from '../test/support/redis-server';
+import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
 import { contend, type ContentionResult } from './contention';
 import { fmt, median, nowUs, percentile, table } from './stats';
@@ -137,8 +137,9 @@ function gc() {
 
 async function main() {
   const started = Date.now();
-  const server = await startRedis({ control: true });
-  const admin = server.client();
+  const server = await spawnRedisServer({ args: NO_PERSISTENCE });
+  const newClient = () => new Redis(server.url);
+  const admin = newClient();
   const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))![1];
   const versions = Object.fromEntries(
     ['ioredis', '@nestjs/core', 'redis-semaphore', '@sesamecare-oss/redlock', 'typescript'].map(
@@ -157,10 +158,10 @@ async function main() {
     `redis-server ${redisVersion} on ${server.url} (pid-controlled), ${quick ? 'quick' : 'full'} mode`,
   );
 
-  const rawClient = server.client();
+  const rawClient = newClient();
   const trivial = (await rawClient.script('LOAD', 'return 1')) as string;
-  const semaphoreClient = server.client();
-  const redlockClient = server.client();
+  const semaphoreClient = newClient();
+  const redlockClient = newClient();
   const lib = await nestjsRedisLock(server.url);
   // What the fencing token costs on distinct keys (a new counter key per name).
   const unfenced = await nestjsRedisLock(server.url, { fencing: false });
@@ -236,7 +237,7 @@ async function main() {
     { name: 'redis-semaphore Mutex', tag: 'semaphore', adapter: redisSemaphore(semaphoreClient) },
     { name: '@sesamecare-oss/redlock', tag: 'redlock', adapter: redlock(redlockClient) },
   ];
-  const stateClient = server.client();
+  const stateClient = newClient();
   const scenario3: Record<string, unknown>[] = [];
   let violations = 0;
   for (const mode of ['1 process × 8 workers', '4 processes × 2 workers'] as const) {

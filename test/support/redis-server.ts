@@ -1,7 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import {
+  NO_PERSISTENCE,
+  spawnRedisServer,
+  type RedisProcess,
+} from '../../tools/redis/redis-process';
+
+export { freePort } from '../../tools/redis/redis-process';
 
 /**
  * A Redis server for one test suite. Where it came from decides what a test can do to it:
@@ -39,110 +44,34 @@ export async function startRedis(options: { control?: boolean } = {}): Promise<T
   return startProcess();
 }
 
-function redisServerBinary(): string {
-  const binary = process.env.REDIS_SERVER_BIN ?? 'redis-server';
-  const found = spawnSync(binary, ['--version'], { encoding: 'utf8' });
-  if (found.error || found.status !== 0) {
-    throw new Error(
-      `These tests need Redis and found none: no Docker engine for testcontainers, REDIS_URL is ` +
-        `not set, and "${binary}" is not on PATH. Install it (apt-get install redis-server), set ` +
-        'REDIS_SERVER_BIN to its path, or set REDIS_URL=redis://host:port.',
-    );
-  }
-  return binary;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 async function startProcess(): Promise<TestRedis> {
-  const binary = redisServerBinary();
-  const host = '127.0.0.1';
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  const launch = async () => {
-    child = spawn(
-      binary,
-      [
-        '--port',
-        String(port),
-        '--bind',
-        host,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--protected-mode',
-        'no',
-      ],
-      { stdio: 'ignore' },
-    );
-    await waitForPing(host, port);
-  };
-  const exited = (proc: ChildProcess) =>
-    new Promise<void>((resolve) => {
-      if (proc.exitCode !== null || proc.signalCode !== null) resolve();
-      else proc.once('exit', () => resolve());
+  const spawnServer = (port?: number) =>
+    spawnRedisServer({
+      port,
+      args: [...NO_PERSISTENCE, '--protected-mode', 'no'],
+      missingHint:
+        'These tests need Redis and found none: no Docker engine for testcontainers, ' +
+        'REDIS_URL is not set, and ',
     });
-  await launch();
+  let server: RedisProcess | undefined = await spawnServer();
+  const { host, port, url } = server;
   return {
     kind: 'process',
     host,
     port,
-    url: `redis://${host}:${port}`,
+    url,
     client: () => new Redis({ host, port, lazyConnect: false }),
-    async kill() {
-      if (!child) return;
-      const proc = child;
-      proc.kill('SIGCONT');
-      proc.kill('SIGKILL');
-      await exited(proc);
+    kill: async () => server?.stop(),
+    async restart() {
+      server = await spawnServer(port);
     },
-    restart: launch,
-    pause: () => child?.kill('SIGSTOP'),
-    resume: () => child?.kill('SIGCONT'),
+    pause: () => server?.freeze(true),
+    resume: () => server?.freeze(false),
     async stop() {
-      if (!child) return;
-      const proc = child;
-      proc.kill('SIGCONT');
-      proc.kill('SIGKILL');
-      await exited(proc);
-      child = undefined;
+      await server?.stop();
+      server = undefined;
     },
   };
-}
-
-async function waitForPing(host: string, port: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const probe = new Redis({
-      host,
-      port,
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      await probe.ping();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline)
-        throw new Error(`redis-server on ${host}:${port} did not start: ${String(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    } finally {
-      probe.disconnect();
-    }
-  }
 }
 
 function unsupported(kind: string, what: string): never {
