@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * A stand-in for a Java service using Redisson (3.44+) on read-write and fair locks, to test that
+ * our scripts and Redisson's share a lock. Written from Redisson's documented semantics, not its
+ * source text: owner `<client uuid>:<thread id>`; re-entry counted in Redis (HINCRBY), with one
+ * read lease key per re-entry level; a write re-entry adds the lease to the PTTL; fair deadlines
+ * on the client's clock, shortened by the wait of every waiter served or giving up; unlock without
+ * the latch (it only matters for resends); waiting as RedissonLock.tryLock waits.
+ */
+
+/** Redisson's prefixName: `prefix:{name}`, or `prefix:name` when the name contains `{`. */
+export const prefixName = (prefix: string, name: string) =>
+  name.includes('{') ? `${prefix}:${name}` : `${prefix}:{${name}}`;
+
+/** Redisson's suffixName: `{name}:suffix`, or `name:suffix` when the name contains `{`. */
+export const suffixName = (name: string, suffix: string) =>
+  name.includes('{') ? `${name}:${suffix}` : `{${name}}:${suffix}`;
+
+// KEYS: hash, '<P>:<owner>:rwlock_timeout'. ARGV: lease, owner. Nil when granted, else the PTTL.
+const READ_LOCK = `
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode or mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2] .. ':write') == 1) then
+  if not mode then redis.call('hset', KEYS[1], 'mode', 'read') end
+  local level = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('set', KEYS[2] .. ':' .. level, 1, 'px', ARGV[1])
+  redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+  return nil
+end
+return redis.call('pttl', KEYS[1])`;
+
+// KEYS: hash, own timeout prefix, P. ARGV: channel, owner. 1 freed, 0 still held, nil not owner.
+const READ_UNLOCK = `
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then redis.call('publish', ARGV[1], '0') return nil end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return nil end
+local level = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if level == 0 then redis.call('hdel', KEYS[1], ARGV[2]) end
+redis.call('del', KEYS[2] .. ':' .. (level + 1))
+if redis.call('hlen', KEYS[1]) > 1 then
+  local longest = -3
+  local all = redis.call('hgetall', KEYS[1])
+  for f = 1, #all, 2 do
+    local count = tonumber(all[f + 1])
+    if count then
+      for i = count, 1, -1 do
+        longest = math.max(longest, redis.call('pttl', KEYS[3] .. ':' .. all[f] .. ':rwlock_timeout:' .. i))
+      end
+    end
+  end
+  if longest > 0 then redis.call('pexpire', KEYS[1], longest) return 0 end
+  if mode == 'write' then return 0 end
+end
+redis.call('del', KEYS[1])
+redis.call('publish', ARGV[1], '0')
+return 1`;
+
+// KEYS: hash. ARGV: lease, owner. Nil when granted, else the PTTL.
+const WRITE_LOCK = `
+local field = ARGV[2] .. ':write'
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then
+  redis.call('hset', KEYS[1], 'mode', 'write', field, 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], field) == 1 then
+  redis.call('hincrby', KEYS[1], field, 1)
+  redis.call('pexpire', KEYS[1], redis.call('pttl', KEYS[1]) + tonumber(ARGV[1]))
+  return nil
+end
+return redis.call('pttl', KEYS[1])`;
+
+// KEYS: hash. ARGV: channel, lease, owner. 1 released, 0 still held, nil not owner.
+const WRITE_UNLOCK = `
+local field = ARGV[3] .. ':write'
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then redis.call('publish', ARGV[1], '1') return nil end
+if mode ~= 'write' or redis.call('hexists', KEYS[1], field) == 0 then return nil end
+if redis.call('hincrby', KEYS[1], field, -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('hdel', KEYS[1], field)
+if redis.call('hlen', KEYS[1]) == 1 then
+  redis.call('del', KEYS[1])
+  redis.call('publish', ARGV[1], '1')
+else
+  redis.call('hset', KEYS[1], 'mode', 'read')
+end
+return 1`;
+
+// Drops queue heads whose deadline passed (Redisson looks at the head only). KEYS[2] queue,
+// KEYS[3] deadlines; 'now' is the client's clock.
+const DROP_STALE_HEADS = `
+while true do
+  local head = redis.call('lindex', KEYS[2], 0)
+  if not head then break end
+  local deadline = redis.call('zscore', KEYS[3], head)
+  if not deadline or tonumber(deadline) > now then break end
+  redis.call('zrem', KEYS[3], head)
+  redis.call('lpop', KEYS[2])
+end`;
+
+// KEYS: hash, queue, deadlines. ARGV: lease, owner, wait, now. Nil when granted, else a TTL.
+const FAIR_TRY_LOCK = `
+local now, wait = tonumber(ARGV[4]), tonumber(ARGV[3])
+${DROP_STALE_HEADS}
+if redis.call('exists', KEYS[1]) == 0 and (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
+  redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], ARGV[2])
+  for _, waiter in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
+    redis.call('zincrby', KEYS[3], -wait, waiter)
+  end
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('zscore', KEYS[3], ARGV[2]) then return math.max(0, redis.call('pttl', KEYS[1])) end
+local last = redis.call('lindex', KEYS[2], -1)
+local ttl = redis.call('pttl', KEYS[1])
+if last and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) then
+  ttl = tonumber(redis.call('zscore', KEYS[3], last)) - now
+end
+if redis.call('zadd', KEYS[3], ttl + wait + now, ARGV[2]) == 1 then redis.call('rpush', KEYS[2], ARGV[2]) end
+return ttl`;
+
+// KEYS: hash, queue, deadlines. ARGV: channel prefix, lease, owner, now. 1 / 0 / nil as unlock.
+const FAIR_UNLOCK = `
+local now = tonumber(ARGV[4])
+${DROP_STALE_HEADS}
+local function tellHead()
+  local head = redis.call('lindex', KEYS[2], 0)
+  if head then redis.call('publish', ARGV[1] .. ':' .. head, '0') end
+end
+if redis.call('exists', KEYS[1]) == 0 then tellHead() return 1 end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+tellHead()
+return 1`;
+
+// KEYS: queue, deadlines. ARGV: owner, wait. Leaves the queue; those behind move up by 'wait'.
+const FAIR_GIVE_UP = `
+local behind = false
+for _, waiter in ipairs(redis.call('lrange', KEYS[1], 0, -1)) do
+  if behind then redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), waiter) end
+  if waiter == ARGV[1] then behind = true end
+end
+redis.call('zrem', KEYS[2], ARGV[1])
+redis.call('lrem', KEYS[1], 0, ARGV[1])`;
+
+/** What ended a wait: the first attempt, a message on the channel, or the TTL cap running out. */
+export type Wake = 'first' | 'message' | 'ttl' | 'timeout';
+
+/** One Redisson client (one UUID); threads are numbers. */
+export class RedissonSide {
+  readonly id = randomUUID();
+  /** Redisson's internalLockLeaseTime (the watchdog lease), used by unlocks that keep a hold. */
+  readonly watchdogLease = 30_000;
+
+  constructor(private readonly client: Redis) {}
+
+  owner(thread: number): string {
+    return `${this.id}:${thread}`;
+  }
+
+  readLock(name: string, thread: number, lease: number): Promise<number | null> {
+    const prefix = `${suffixName(name, this.owner(thread))}:rwlock_timeout`;
+    return this.eval(READ_LOCK, [name, prefix], [lease, this.owner(thread)]);
+  }
+
+  readUnlock(name: string, thread: number): Promise<number | null> {
+    const prefix = `${suffixName(name, this.owner(thread))}:rwlock_timeout`;
+    const keyPrefix = prefix.split(`:${this.owner(thread)}`)[0];
+    const channel = prefixName('redisson_rwlock', name);
+    return this.eval(READ_UNLOCK, [name, prefix, keyPrefix], [channel, this.owner(thread)]);
+  }
+
+  writeLock(name: string, thread: number, lease: number): Promise<number | null> {
+    return this.eval(WRITE_LOCK, [name], [lease, this.owner(thread)]);
+  }
+
+  writeUnlock(name: string, thread: number): Promise<number | null> {
+    const channel = prefixName('redisson_rwlock', name);
+    return this.eval(WRITE_UNLOCK, [name], [channel, this.watchdogLease, this.owner(thread)]);
+  }
+
+  fairTryLock(name: string, thread: number, lease: number, wait: number): Promise<number | null> {
+    const keys = [name, ...this.fairNames(name)];
+    return this.eval(FAIR_TRY_LOCK, keys, [lease, this.owner(thread), wait, Date.now()]);
+  }
+
+  fairUnlock(name: string, thread: number): Promise<number | null> {
+    const channels = prefixName('redisson_lock__channel', name);
+    const args = [channels, this.watchdogLease, this.owner(thread), Date.now()];
+    return this.eval(FAIR_UNLOCK, [name, ...this.fairNames(name)], args);
+  }
+
+  async fairGiveUp(name: string, thread: number, wait: number): Promise<void> {
+    await this.eval(FAIR_GIVE_UP, this.fairNames(name), [this.owner(thread), wait]);
+  }
+
+  /** The channel a fair waiter of `thread` listens on. */
+  fairChannel(name: string, thread: number): string {
+    return `${prefixName('redisson_lock__channel', name)}:${this.owner(thread)}`;
+  }
+
+  /**
+   * Waits for a lock as RedissonLock.tryLock does: one attempt, then SUBSCRIBE to `channel` and
+   * attempt again after each message or when the TTL the attempt returned runs out (capped by
+   * the time left). Resolves with what woke the successful attempt, or 'timeout'. `onWait` is
+   * called each time it starts waiting (subscribed, last attempt refused).
+   */
+  async waitFor(
+    channel: string,
+    attempt: () => Promise<number | null>,
+    timeout: number,
+    onWait: () => void = () => undefined,
+  ): Promise<Wake> {
+    if ((await attempt()) === null) return 'first';
+    const deadline = Date.now() + timeout;
+    const sub = this.client.duplicate();
+    try {
+      await sub.subscribe(channel);
+      let woke: Wake = 'first';
+      for (;;) {
+        const ttl = await attempt();
+        if (ttl === null) return woke;
+        const left = deadline - Date.now();
+        if (left <= 0) return 'timeout';
+        woke = await new Promise<Wake>((resolve) => {
+          const onMessage = (from: string) => {
+            if (from !== channel) return;
+            clearTimeout(timer);
+            sub.off('message', onMessage);
+            resolve('message');
+          };
+          const timer = setTimeout(
+            () => {
+              sub.off('message', onMessage);
+              resolve('ttl');
+            },
+            ttl >= 0 && ttl < left ? ttl : left,
+          );
+          sub.on('message', onMessage);
+          onWait();
+        });
+      }
+    } finally {
+      sub.disconnect();
+    }
+  }
+
+  private fairNames(name: string): string[] {
+    return [prefixName('redisson_lock_queue', name), prefixName('redisson_lock_timeout', name)];
+  }
+
+  private async eval(script: string, keys: string[], args: (string | number)[]) {
+    const reply = await this.client.eval(script, keys.length, ...keys, ...args);
+    return reply === null ? null : Number(reply);
+  }
+}
