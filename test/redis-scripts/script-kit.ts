@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../../lib/engine/lock-scripts';
+import { LuaScript } from '../../lib/engine/redis/lua-script';
 
 const SCRIPT_DIR = join(__dirname, '../../lib/engine/redis/scripts');
 
 /** A script of lib/engine/redis/scripts, run by SHA as the engine runs its scripts. */
 export function redisScript(file: string): LuaScript {
-  return new LuaScript(file, readFileSync(join(SCRIPT_DIR, file), 'utf8'));
+  return new LuaScript(readFileSync(join(SCRIPT_DIR, file), 'utf8'));
 }
 
 const scripts = {
