@@ -83,8 +83,10 @@ describe('issue 8: loss reports that are late, false or missing (its own redis-s
     const slow = await node(proxy.port, lease);
     const pacer = await slow.locks.acquire('late:pacer'); // runs the watchdog's timer
     try {
-      // Just after a watchdog tick, so that the next checks come late for a lock taken now.
+      // A fifth of a period after a watchdog tick: checked on ticks only, a lock taken now is
+      // found expired ~0.8 s after its lease ended.
       expect(await renewals(raw, `${direct.prefix}late:pacer`, 1, lease)).toBe(true);
+      await sleep(200);
       const held = await slow.locks.acquire('late');
       proxy.stall();
       const lostAt = abortedAt(held.signal);
