@@ -4,7 +4,7 @@
 # Nest 12 ships ES modules only; jest on Node 20 cannot load them, so `npm test` runs on the
 # Nest 11 devDependencies and this script covers Nest 12 the way a user would meet it:
 #   1. build the library, `npm pack` it and build the sample app (compiled CommonJS);
-#   2. in a temp project outside the repo, `npm install` Nest 12, ioredis 6 and the tarball;
+#   2. in a temp project outside the repo, `npm install` Nest 12, ioredis 5 and the tarball;
 #   3. typecheck the sample app's sources against Nest 12 and the packed library's .d.ts;
 #   4. run the compiled sample app's demo there: Nest 12 is loaded through require(esm)
 #      (Node >= 20.19), the library from node_modules/nestjs-redis-lock/dist;
@@ -39,7 +39,7 @@ TARBALL=$(npm pack --ignore-scripts --silent --pack-destination "$WORK" | tail -
 [[ -f "$WORK/$TARBALL" ]] || fail "npm pack did not produce a tarball (got '$TARBALL')"
 echo "packed $TARBALL"
 
-step "Install Nest 12, ioredis 6 and the packed library into $APP"
+step "Install Nest 12, ioredis 5 and the packed library into $APP"
 cat >"$APP/package.json" <<'EOF'
 { "name": "nestjs-redis-lock-nest12-check", "private": true, "type": "commonjs" }
 EOF
@@ -47,7 +47,7 @@ EOF
   cd "$APP"
   npm install --no-audit --no-fund --loglevel=error \
     '@nestjs/common@^12' '@nestjs/core@^12' '@nestjs/platform-express@^12' \
-    'ioredis@^6' 'rxjs@^7' 'reflect-metadata@^0.2' \
+    'ioredis@^5' 'rxjs@^7' 'reflect-metadata@^0.2' \
     'typescript@~5.9' '@types/node@^20' \
     "$WORK/$TARBALL"
 )

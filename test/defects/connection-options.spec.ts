@@ -111,7 +111,7 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
     const held = await direct.locks.acquire('resubscribe');
     const waiting = settled(waiters.locks.acquire('resubscribe', { waitTime: 2_500 }));
     await waitFor(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000);
-    await raw.client('KILL', 'TYPE', 'pubsub');
+    await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     // Back once the library has subscribed again (it may never: then the release goes unheard).
     await waitFor(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000).catch(
       () => undefined,

@@ -16,7 +16,7 @@ describe('fault: the pub/sub connection dropped while waiters wait (its own redi
   const suite = twoLockNodes({ leaseTime: LONG_LEASE });
   beforeAll(() => ({ raw, a: holder, b: waiters } = suite));
 
-  const killPubSub = async () => Number(await raw.client('KILL', 'TYPE', 'pubsub'));
+  const killPubSub = async () => Number(await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub'));
 
   it('released while the subscriber is reconnecting: every waiter still gets the lock, within a second', async () => {
     const held = await holder.locks.acquire('pubsub');

@@ -35,7 +35,7 @@ describe('fair lock scripts against real Redis', () => {
     expect(waits[0]).toBeLessThanOrEqual(30_000);
     expect(waits[1]).toBeGreaterThan(waits[0] + 4_900);
     expect(waits[2]).toBeGreaterThan(waits[1] + 4_900);
-    const deadlines = await raw.zrange(lock.timeouts, 0, -1, 'WITHSCORES');
+    const deadlines = await raw.zrange(lock.timeouts, '0', '-1', 'WITHSCORES');
     expect(deadlines.filter((_, i) => i % 2 === 0)).toEqual(['a:1', 'b:1', 'c:1']);
 
     expect(await lock.release('h:1', 'h')).toBe(1); // one client listens on a's channel
@@ -124,7 +124,7 @@ describe('fair lock scripts against real Redis', () => {
     expect(await lock.release('h:1', 'h')).toBe(1);
     expect(await listener.next(lock.channelOf('c:1'))).toBe('0');
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['c:1']);
-    expect(await raw.zrange(lock.timeouts, 0, -1)).toEqual(['c:1']);
+    expect(await raw.zrange(lock.timeouts, '0', '-1')).toEqual(['c:1']);
     expect(listener.on(lock.channelOf('a:1'))).toEqual([]);
   });
 

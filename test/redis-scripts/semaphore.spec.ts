@@ -60,7 +60,7 @@ describe('semaphore scripts against real Redis', () => {
   it('an acquire sent twice keeps one permit and takes the new lease', async () => {
     expect(await acquire(2, 'me:1', 5_000)).toBe(1);
     expect(await acquire(2, 'me:1', 30_000)).toBe(1);
-    expect(await raw.zrange(timeout(), 0, -1)).toEqual(['me:1']);
+    expect(await raw.zrange(timeout(), '0', '-1')).toEqual(['me:1']);
     expect(Number(await raw.zscore(timeout(), 'me:1'))).toBeGreaterThan(
       (await redisNow(raw)) + 29_000,
     );
@@ -75,7 +75,7 @@ describe('semaphore scripts against real Redis', () => {
       reply = await acquire(1, 'next:1');
     }
     expect(reply).toBe(0);
-    expect(await raw.zrange(timeout(), 0, -1)).toEqual(['next:1']);
+    expect(await raw.zrange(timeout(), '0', '-1')).toEqual(['next:1']);
     expect(await stored()).toBe(0);
     expect(await renew(30_000, 'crashed:1')).toEqual([0]);
     expect(await release(1, 'crashed:1', 'a')).toBeNull();
@@ -100,7 +100,7 @@ describe('semaphore scripts against real Redis', () => {
       expect(await release(3, 'me:3', 'b')).toBe(1);
       await listener.received(1);
       expect(listener.messages).toEqual([[channel(), '2']]);
-      expect(await raw.zrange(timeout(), 0, -1)).toEqual(['other:3']);
+      expect(await raw.zrange(timeout(), '0', '-1')).toEqual(['other:3']);
       expect(await stored()).toBe(2);
     } finally {
       listener.close();
@@ -150,7 +150,7 @@ describe('semaphore scripts against real Redis', () => {
     expect(calls.incrby ?? 0).toBe(0);
     await raw.zadd(timeout(), (await redisNow(raw)) - 1, 'other:6'); // its lease ran out
     expect(await available(3)).toBe(2);
-    expect(await raw.zrange(timeout(), 0, -1)).toEqual(['me:6']);
+    expect(await raw.zrange(timeout(), '0', '-1')).toEqual(['me:6']);
     expect(await stored()).toBe(2);
   });
 
