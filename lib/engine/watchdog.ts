@@ -94,14 +94,22 @@ export class Watchdog {
 
   private judge(expired: readonly LockHold[]): void {
     const time = now();
+    const saved: LockHold[] = [];
     for (const hold of expired) {
       if (!this.holds.has(hold)) continue;
-      if (time < hold.validUntil) continue; // a late reply confirmed it after all
+      if (time < hold.validUntil) {
+        // A late reply confirmed it after all; its next renewal is due now, not next period.
+        if (!this.renewing.has(hold)) saved.push(hold);
+        continue;
+      }
       this.remove(hold);
       this.driver.lost(
         hold,
         `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
       );
+    }
+    for (let i = 0; i < saved.length; i += RENEW_BATCH_SIZE) {
+      void this.renewBatch(saved.slice(i, i + RENEW_BATCH_SIZE));
     }
     if (this.holds.size > 0 && this.timer === undefined) this.schedule(this.nextRenewal);
   }
