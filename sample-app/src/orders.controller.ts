@@ -26,7 +26,7 @@ export class OrdersController {
    */
   @Post(':id/pay')
   @HttpCode(200)
-  @Locked('order:pay:<0>')
+  @Locked('order:pay:<0>', { fencing: true })
   pay(@Param('id', ParseIntPipe) id: number): Promise<PaymentReceipt> {
     return this.orders.pay(id);
   }

@@ -53,7 +53,7 @@ export class OrdersService {
    * the same lock already, this re-enters it at once (holdCount 2) instead of deadlocking;
    * called from anywhere else it takes the lock itself.
    */
-  @Locked('order:pay:<0>')
+  @Locked('order:pay:<0>', { fencing: true }) // the token goes with the payment record
   async pay(id: number): Promise<PaymentReceipt> {
     const key = `order:pay:${id}`;
     const holdCount = this.locks.holdCount(key);
