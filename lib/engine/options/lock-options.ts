@@ -49,7 +49,7 @@ export interface RunOptions extends LockOptions {
 }
 
 /** Per-call options of acquire and tryAcquire. */
-export const LOCK_OPTION_NAMES: readonly string[] = ['waitTime', 'leaseTime', 'signal', 'fencing'];
+const LOCK_OPTION_NAMES: readonly string[] = ['waitTime', 'leaseTime', 'signal', 'fencing'];
 /** Per-call options of run. */
 export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost', 'onBusy'];
 /** Options of `@Locked`: run's, less the signal (a decorator has none to give), plus the key. */
