@@ -5,7 +5,17 @@ import type {
   NoticeListener,
   StoredHold,
 } from '../store/lock-store';
-import type { MemoryLockStore } from './memory-store';
+
+/** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */
+export interface MemoryLockTable {
+  acquire(request: AcquireRequest): AcquireReply;
+  release(hold: StoredHold): number | null;
+  renew(holds: readonly StoredHold[], leaseTime: number): boolean[];
+  forceUnlock(name: string): boolean;
+  remainingTtl(name: string): number | null;
+  subscribe(client: MemoryStoreClient, name: string): void;
+  unsubscribe(client: MemoryStoreClient, name: string): void;
+}
 
 /**
  * One LockService's connection to a MemoryLockStore, as a RedisStore is to a Redis server: its
@@ -16,7 +26,7 @@ export class MemoryStoreClient implements LockStore {
   private readonly subscriptions = new Set<string>();
   private listener: NoticeListener | undefined;
 
-  constructor(private readonly store: MemoryLockStore) {}
+  constructor(private readonly store: MemoryLockTable) {}
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     return Promise.resolve(this.store.acquire(request));

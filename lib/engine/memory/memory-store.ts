@@ -1,6 +1,6 @@
 import { now } from '../clock';
 import type { AcquireReply, AcquireRequest, StoredHold } from '../store/lock-store';
-import { MemoryStoreClient } from './memory-store-client';
+import { MemoryStoreClient, type MemoryLockTable } from './memory-store-client';
 
 /** How long the answer of a release is kept for the same release sent again, ms (as Redis' latch). */
 const UNLOCK_LATCH_TTL = 10_000;
@@ -27,7 +27,7 @@ interface Latch {
  * given the same instance shares its locks, as applications on one Redis do;
  * `RedisLockModule.forRoot({ store: 'memory' })` uses `MemoryLockStore.shared`.
  */
-export class MemoryLockStore {
+export class MemoryLockStore implements MemoryLockTable {
   /** The process-wide store behind `store: 'memory'`. */
   static readonly shared = new MemoryLockStore();
 
