@@ -16,7 +16,8 @@ export {
 } from './lock.errors';
 export { LockService } from './lock.service';
 export { Locked, type LockedOptions } from './locked.decorator';
-export { RedisLockModule } from './redis-lock.module';
+export { MemoryLockStore } from './engine/memory/memory-store';
+export { RedisLockModule, type RedisLockTestingOptions } from './redis-lock.module';
 export {
   REDIS_LOCK_MODULE_OPTIONS,
   type RedisLockModuleAsyncOptions,

@@ -10,16 +10,13 @@ import { Subject, type Observable } from 'rxjs';
 import { LockEngine } from './engine/lock-engine';
 import type { LockHandle } from './engine/lock-handle';
 import type { LockOptions, RunOptions } from './engine/options/lock-options';
-import { openConnections } from './engine/redis/redis-connections';
-import { RedisStore } from './engine/redis/redis-store';
+import { openStore, type OpenedStore } from './engine/store/open-store';
 import type { LockLostError } from './lock.errors';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 import { resolveModuleOptions, type StartupCheck } from './redis-lock-options.validation';
 
-/** Quiet period between two logged connection errors of one connection, ms. */
-const CONNECTION_ERROR_LOG_INTERVAL = 5_000;
 /** How long the startup check waits for Redis, ms. */
 const STARTUP_CHECK_TIMEOUT = 5_000;
 
@@ -34,7 +31,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   readonly lockLost$: Observable<LockLostError>;
   private readonly logger = new Logger(LOGGER_CONTEXT);
   private readonly lost = new Subject<LockLostError>();
-  private readonly store: RedisStore;
+  private readonly store: OpenedStore;
   private readonly engine: LockEngine;
   private readonly shutdownTimeout: number;
   private readonly checkOnStartup: StartupCheck;
@@ -44,10 +41,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     this.shutdownTimeout = resolved.shutdownTimeout;
     this.checkOnStartup = resolved.checkOnStartup;
     this.lockLost$ = this.lost.asObservable();
-    const connections = openConnections(resolved);
-    this.logConnectionErrors(connections.subscriber, 'pub/sub');
-    if (!resolved.client) this.logConnectionErrors(connections.client, 'command');
-    this.store = new RedisStore(connections);
+    this.store = openStore(resolved, (message) => this.logger.warn(message));
     this.engine = new LockEngine({
       store: this.store,
       keyPrefix: resolved.keyPrefix,
@@ -60,7 +54,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     });
   }
 
-  /** Connects to Redis as `checkOnStartup` says: fail the bootstrap, warn, or not wait. */
+  /**
+   * Connects to Redis as `checkOnStartup` says: fail the bootstrap, warn, or not wait (the
+   * memory store has nothing to connect to).
+   */
   async onModuleInit(): Promise<void> {
     const connecting = this.store.connect(STARTUP_CHECK_TIMEOUT);
     if (this.checkOnStartup === 'off') {
@@ -169,18 +166,5 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     await this.engine.close();
     await this.store.close();
     this.lost.complete();
-  }
-
-  private logConnectionErrors(
-    connection: { on(event: 'error', listener: (error: Error) => void): unknown },
-    role: string,
-  ): void {
-    let lastLogged = 0;
-    connection.on('error', (error: Error) => {
-      const time = Date.now();
-      if (time - lastLogged < CONNECTION_ERROR_LOG_INTERVAL) return;
-      lastLogged = time;
-      this.logger.warn(`Redis ${role} connection error: ${error.message}`);
-    });
   }
 }

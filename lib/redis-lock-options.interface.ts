@@ -1,18 +1,29 @@
 import type { Redis, RedisOptions } from 'ioredis';
+import type { MemoryLockStore } from './engine/memory/memory-store';
 import type { LockLostPolicy } from './engine/options/lock-options';
 
 /** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
 export interface RedisLockModuleOptions {
   /**
    * ioredis options or a `redis://` / `rediss://` URL. The module opens its own connections
-   * (one for commands, one for pub/sub) and closes them on shutdown. Give this or `client`.
+   * (one for commands, one for pub/sub) and closes them on shutdown. Give exactly one of
+   * `redis`, `client` and `store`.
    */
   redis?: RedisOptions | string;
   /**
    * An ioredis client you own: used for commands and duplicated once for pub/sub (the
-   * duplicate is closed on shutdown, your client never is). Give this or `redis`.
+   * duplicate is closed on shutdown, your client never is). Give exactly one of `redis`,
+   * `client` and `store`.
    */
   client?: Redis;
+  /**
+   * Keep the locks in this process's memory instead of Redis, for tests and single-process
+   * development: `'memory'` uses one store shared by every application in the process (as apps
+   * on one Redis share their locks); a `new MemoryLockStore()` of your own isolates a group of
+   * apps. Same semantics as Redis within the process (re-entry, waits, leases, loss, fencing),
+   * no exclusion across processes. Instead of `redis` and `client`.
+   */
+  store?: 'memory' | MemoryLockStore;
   /** Prepended to every lock key, e.g. `'billing:'` to keep apps on one Redis apart. Default none. */
   keyPrefix?: string;
   /** Watchdog lease in ms, renewed every third of it while the owner runs. Default 30 000. */

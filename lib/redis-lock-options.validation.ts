@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
+import { MemoryLockStore } from './engine/memory/memory-store';
 import { assertLostPolicy, type LockLostPolicy } from './engine/options/lock-options';
 import {
   assertBoolean,
@@ -21,6 +22,7 @@ import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 export interface ResolvedModuleOptions {
   redis: RedisOptions | string | undefined;
   client: Redis | undefined;
+  store: 'memory' | MemoryLockStore | undefined;
   keyPrefix: string;
   leaseTime: number;
   waitTime: number;
@@ -36,6 +38,7 @@ export type StartupCheck = 'fail' | 'warn' | 'off';
 const KNOWN_OPTIONS = [
   'redis',
   'client',
+  'store',
   'keyPrefix',
   'leaseTime',
   'waitTime',
@@ -62,14 +65,10 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   const given = options as Record<string, unknown>;
   assertKnownOptions(given, KNOWN_OPTIONS);
   const o = given as RedisLockModuleOptions;
-  if ((o.redis === undefined) === (o.client === undefined)) {
-    throw new LockOptionsError(
-      o.redis === undefined ? 'redis' : 'client',
-      'give exactly one of `redis` (ioredis options or a redis:// URL; the module owns the connections) or `client` (an ioredis instance you own).',
-    );
-  }
+  assertOneSource(o);
   if (o.redis !== undefined) assertRedis(o.redis);
   if (o.client !== undefined) assertClient(o.client);
+  if (o.store !== undefined) assertStore(o.store);
   const keyPrefix = o.keyPrefix ?? '';
   if (typeof keyPrefix !== 'string') {
     throw new LockOptionsError('keyPrefix', `expected a string, got ${describe(keyPrefix)}.`);
@@ -111,6 +110,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     checkOnStartup,
     redis: o.redis,
     client: o.client,
+    store: o.store,
     keyPrefix,
     leaseTime,
     waitTime,
@@ -118,6 +118,24 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     onLockLost,
     shutdownTimeout,
   };
+}
+
+/** Exactly one of `redis`, `client` and `store` says where the locks live. */
+function assertOneSource(o: RedisLockModuleOptions): void {
+  const given = (['redis', 'client', 'store'] as const).filter((name) => o[name] !== undefined);
+  if (given.length === 1) return;
+  throw new LockOptionsError(
+    given[1] ?? 'redis',
+    "give exactly one of `redis` (ioredis options or a redis:// URL; the module owns the connections), `client` (an ioredis instance you own) or `store: 'memory'` (locks in this process's memory, for tests).",
+  );
+}
+
+function assertStore(store: unknown): void {
+  if (store === 'memory' || store instanceof MemoryLockStore) return;
+  throw new LockOptionsError(
+    'store',
+    `expected 'memory' or a MemoryLockStore, got ${describe(store)}.`,
+  );
 }
 
 function assertRedis(redis: unknown): void {

@@ -1,12 +1,23 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { MemoryLockStore } from './engine/memory/memory-store';
 import { LockService } from './lock.service';
 import { LockedInstancesBinder } from './locked-instances.binder';
 import {
   RedisLockConfigurableModule,
   type REDIS_LOCK_OPTIONS_TYPE,
 } from './redis-lock.module-definition';
+import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 import { assertOptionsObject } from './redis-lock-options.validation';
+
+/** Options of `RedisLockModule.forTesting`: the module's, less `redis` and `client`. */
+export type RedisLockTestingOptions = Omit<RedisLockModuleOptions, 'redis' | 'client'> & {
+  /** Default true. */
+  isGlobal?: boolean;
+};
+
+/** forTesting's defaults: a busy lock fails within a test's time limit, app.close() is quick. */
+const TESTING_DEFAULTS = { waitTime: 1_000, shutdownTimeout: 0 } as const;
 
 /**
  * Distributed locks on Redis for Nest: `RedisLockModule.forRoot({ redis: 'redis://…' })` or
@@ -23,5 +34,15 @@ export class RedisLockModule extends RedisLockConfigurableModule {
   static forRoot(options: typeof REDIS_LOCK_OPTIONS_TYPE): DynamicModule {
     assertOptionsObject(options);
     return super.forRoot(options);
+  }
+
+  /**
+   * The module for tests: locks in memory (no Redis), global, with short defaults (`waitTime`
+   * 1 000 ms, `shutdownTimeout` 0). Each call gets its own MemoryLockStore unless `store` names
+   * one: give several apps the same `new MemoryLockStore()` to test exclusion between them.
+   */
+  static forTesting(options: RedisLockTestingOptions = {}): DynamicModule {
+    assertOptionsObject(options);
+    return super.forRoot({ store: new MemoryLockStore(), ...TESTING_DEFAULTS, ...options });
   }
 }

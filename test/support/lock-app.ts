@@ -1,12 +1,17 @@
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../lib';
+import {
+  LockService,
+  MemoryLockStore,
+  RedisLockModule,
+  type RedisLockModuleOptions,
+} from '../../lib';
 import type { TestRedis } from './redis-server';
 
-/** A Nest application with RedisLockModule on `redis`, under a fresh key prefix. */
+/** A Nest application with RedisLockModule on `redis` (or a memory store), under a fresh key prefix. */
 export async function lockApp(
-  redis: TestRedis,
+  redis: TestRedis | MemoryLockStore,
   options: Partial<RedisLockModuleOptions> = {},
   metadata: ModuleMetadata = {},
 ): Promise<{ app: INestApplication; locks: LockService; prefix: string }> {
@@ -14,7 +19,11 @@ export async function lockApp(
   const moduleRef = await Test.createTestingModule({
     ...metadata,
     imports: [
-      RedisLockModule.forRoot({ redis: redis.url, ...options, keyPrefix: prefix }),
+      RedisLockModule.forRoot({
+        ...(redis instanceof MemoryLockStore ? { store: redis } : { redis: redis.url }),
+        ...options,
+        keyPrefix: prefix,
+      }),
       ...(metadata.imports ?? []),
     ],
   }).compile();

@@ -1,0 +1,53 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import { MemoryLockStore } from '../memory/memory-store';
+import { openConnections } from '../redis/redis-connections';
+import { RedisStore } from '../redis/redis-store';
+import type { LockStore } from './lock-store';
+
+/** Quiet period between two logged connection errors of one connection, ms. */
+const CONNECTION_ERROR_LOG_INTERVAL = 5_000;
+
+/** Where the locks live: exactly one of the three (validated by the caller). */
+export interface StoreSource {
+  redis?: RedisOptions | string;
+  client?: Redis;
+  store?: 'memory' | MemoryLockStore;
+}
+
+/** A LockStore as a service opens it: connected at startup, closed at shutdown. */
+export interface OpenedStore extends LockStore {
+  /** Connects; rejects naming the address and the cause after `timeout` ms. */
+  connect(timeout: number): Promise<void>;
+  /** Round-trip time to the store, ms. */
+  ping(): Promise<number>;
+  /** Closes what was opened here (connections, subscriptions); the user's own client stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store `source` names: a memory store connection, or a RedisStore on new
+ * connections (or the user's client), whose connection errors go to `warn`, rate-limited.
+ */
+export function openStore(source: StoreSource, warn: (message: string) => void): OpenedStore {
+  if (source.store !== undefined) {
+    return (source.store === 'memory' ? MemoryLockStore.shared : source.store).connect();
+  }
+  const connections = openConnections(source);
+  logConnectionErrors(connections.subscriber, 'pub/sub', warn);
+  if (!source.client) logConnectionErrors(connections.client, 'command', warn);
+  return new RedisStore(connections);
+}
+
+function logConnectionErrors(
+  connection: { on(event: 'error', listener: (error: Error) => void): unknown },
+  role: string,
+  warn: (message: string) => void,
+): void {
+  let lastLogged = 0;
+  connection.on('error', (error: Error) => {
+    const time = Date.now();
+    if (time - lastLogged < CONNECTION_ERROR_LOG_INTERVAL) return;
+    lastLogged = time;
+    warn(`Redis ${role} connection error: ${error.message}`);
+  });
+}
