@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { LockAcquireTimeoutError, LockError, LockLostError } from '../lock.errors';
 import { now } from './clock';
@@ -68,10 +69,15 @@ export class LockEngine {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing: LockError | undefined;
+  private closed: Promise<void> | undefined;
+  private readonly outside: <T>(fn: () => T) => T;
 
   constructor(private readonly config: LockEngineConfig) {
     this.store = config.store;
-    const outside = <T>(fn: () => T): T => this.context.exit(fn);
+    // Outside every chain: the engine's owner context and any other AsyncLocalStorage (request ids, spans).
+    const root = new AsyncResource('LockEngine');
+    const outside = <T>(fn: () => T): T => root.runInAsyncScope(() => this.context.exit(fn));
+    this.outside = outside;
     this.holds = new LockHolds(config.store, config.leaseTime, {
       lost: (error) => this.report(error),
       renewalFailed: (error) =>
@@ -193,10 +199,16 @@ export class LockEngine {
    * goes on. Holds still in use after `timeout` ms are lost (their signals abort) and released;
    * in-flight attempts are waited for, so a late grant is freed before the connections close.
    */
-  async close(timeout = 0): Promise<void> {
-    if (this.closing) return;
+  close(timeout = 0): Promise<void> {
+    this.closed ??= this.shutdown(timeout);
+    return this.closed;
+  }
+
+  private async shutdown(timeout: number): Promise<void> {
     this.closing = new LockError('The lock service is shutting down; no new locks are granted.');
     this.waiters.closeAll(this.closing);
+    // Grants already answered reach their (rejected) waiters and are dropped, not "lost".
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const deadline = now() + timeout;
     while (this.holds.size > 0 && now() < deadline) await sleep(Math.min(50, deadline - now()));
     const remaining = this.holds.all();
@@ -257,6 +269,7 @@ export class LockEngine {
       if (opts.waitTime <= 0) return null;
     }
     if (this.closing) throw this.closing;
+    opts.signal?.throwIfAborted();
     const remaining = Math.max(0, opts.waitTime - (now() - started));
     return this.waiters.wait(name, attempt, remaining, opts.signal);
   }
@@ -283,7 +296,8 @@ export class LockEngine {
     try {
       result = await within(pending, limit);
     } catch (error) {
-      if (isConnectionError(error)) void this.cleanup(key, name, owner, sentAt + leaseTime);
+      // A script that failed midway may have written the lock (Redis keeps a script's writes).
+      if (error instanceof LockRedisError) void this.cleanup(key, name, owner, sentAt + leaseTime);
       throw error;
     }
     if (result !== TIMED_OUT) return result;
@@ -375,7 +389,7 @@ export class LockEngine {
   }
 
   private report(error: LockLostError): void {
-    this.context.exit(() => {
+    this.outside(() => {
       this.config.logger.warn(error.message);
       this.config.onLost?.(error);
     });

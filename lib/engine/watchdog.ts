@@ -26,11 +26,13 @@ export interface WatchdogDriver {
  */
 export class Watchdog {
   private readonly holds = new Set<LockHold>();
-  /** Holds whose renewal call has not settled yet. */
-  private readonly renewing = new Set<LockHold>();
+  /** Holds whose renewal call has not settled yet, with when it was sent. */
+  private readonly renewing = new Map<LockHold, number>();
   private readonly period: number;
   private timer: NodeJS.Timeout | undefined;
   private nextRenewal = 0;
+  /** When the timer fires. */
+  private timerAt = Infinity;
 
   constructor(
     private readonly leaseTime: number,
@@ -41,10 +43,11 @@ export class Watchdog {
 
   add(hold: LockHold): void {
     this.holds.add(hold);
-    if (this.timer === undefined) {
-      this.nextRenewal = now() + this.period;
-      this.schedule(this.nextRenewal);
-    }
+    if (this.timer === undefined) this.nextRenewal = now() + this.period;
+    // A grant answered late has less lease left than usual: renew it now, judge it in time.
+    if (hold.validUntil < this.nextRenewal + this.period) void this.renewBatch([hold]);
+    const at = Math.min(this.nextRenewal, hold.validUntil);
+    if (this.timer === undefined || at < this.timerAt) this.schedule(at);
   }
 
   /** Stops renewing `hold`. The timer itself stops at its next firing with nothing to renew. */
@@ -73,7 +76,7 @@ export class Watchdog {
         continue;
       }
       earliest = Math.min(earliest, hold.validUntil);
-      if (renewNow && !this.renewing.has(hold)) due.push(hold);
+      if (renewNow && !this.pending(hold, time)) due.push(hold);
     }
     if (renewNow) this.nextRenewal = time + this.period;
     for (let i = 0; i < due.length; i += RENEW_BATCH_SIZE) {
@@ -86,6 +89,7 @@ export class Watchdog {
 
   private schedule(at: number): void {
     clearTimeout(this.timer);
+    this.timerAt = at;
     this.timer = this.driver.outside(() =>
       setTimeout(() => this.tick(), Math.max(0, Math.ceil(at - now()))),
     );
@@ -99,7 +103,7 @@ export class Watchdog {
       if (!this.holds.has(hold)) continue;
       if (time < hold.validUntil) {
         // A late reply confirmed it after all; its next renewal is due now, not next period.
-        if (!this.renewing.has(hold)) saved.push(hold);
+        if (!this.pending(hold, time)) saved.push(hold);
         continue;
       }
       this.remove(hold);
@@ -114,9 +118,15 @@ export class Watchdog {
     if (this.holds.size > 0 && this.timer === undefined) this.schedule(this.nextRenewal);
   }
 
+  /** A renewal of `hold` is on its way, sent less than a period ago (an older one may never answer). */
+  private pending(hold: LockHold, time: number): boolean {
+    const sent = this.renewing.get(hold);
+    return sent !== undefined && time - sent < this.period;
+  }
+
   private async renewBatch(batch: LockHold[]): Promise<void> {
-    for (const hold of batch) this.renewing.add(hold);
     const sentAt = now();
+    for (const hold of batch) this.renewing.set(hold, sentAt);
     let held: boolean[];
     try {
       held = await this.driver.renew(batch, this.leaseTime);
@@ -124,7 +134,7 @@ export class Watchdog {
       this.driver.failed(error);
       return;
     } finally {
-      for (const hold of batch) this.renewing.delete(hold);
+      for (const hold of batch) if (this.renewing.get(hold) === sentAt) this.renewing.delete(hold);
     }
     batch.forEach((hold, i) => {
       // Released or reported lost meanwhile: a late answer never brings it back.

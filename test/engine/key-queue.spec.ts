@@ -200,6 +200,26 @@ describe('KeyQueue', () => {
     expect(attempt.replies).toHaveLength(1);
   });
 
+  it('a caller whose signal had aborted leaves no queue behind (no leaked subscription)', async () => {
+    const queue = await subscribedQueue();
+    const controller = new AbortController();
+    controller.abort(new Error('gave up'));
+    const attempt = scripted();
+    await expect(queue.wait(attempt, Infinity, controller.signal)).rejects.toThrow('gave up');
+    expect(attempt.replies).toHaveLength(0);
+    await advance(1_000);
+    expect(host.unsubscribe).toHaveBeenCalledWith('n');
+    expect(host.dropped).toHaveBeenCalledWith(queue);
+  });
+
+  it('subscribes again after a reconnect while its SUBSCRIBE is still unanswered', () => {
+    const queue = new KeyQueue('n', host, NO_LEASE_RETRY);
+    void queue.wait(scripted(), Infinity, undefined).catch(() => undefined);
+    expect(host.subscribe).toHaveBeenCalledTimes(1);
+    queue.reconnected(); // the break may have swallowed the first SUBSCRIBE
+    expect(host.subscribe).toHaveBeenCalledTimes(2);
+  });
+
   it('a caller back within the linger time keeps the queue subscribed', async () => {
     const queue = await subscribedQueue();
     const first = scripted();

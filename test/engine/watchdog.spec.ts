@@ -76,13 +76,26 @@ describe('Watchdog', () => {
     expect(driver.lost).not.toHaveBeenCalled();
   });
 
+  it('renews at once a hold whose grant came late (less lease left than a renewal period needs)', async () => {
+    // Answered 0.75 of a lease after it was sent: the next tick would come after its lease.
+    const late = hold(1, 0.75 * LEASE);
+    watchdog.add(late);
+    await advance(0);
+    expect(driver.renew).toHaveBeenCalledTimes(1);
+    expect(late.validUntil).toBe(Date.now() + LEASE);
+    await advance(LEASE);
+    expect(driver.lost).not.toHaveBeenCalled();
+  });
+
   it('reports a hold lost at the moment its lease ends while its renewal hangs', async () => {
     driver.renew.mockImplementation(() => new Promise<boolean[]>(() => undefined));
     // Acquired 500 ms ago: its lease ends at 2 500 ms from now, between two renewal ticks.
     const late = hold(1, 500);
     watchdog.add(late);
     await advance(2 * PERIOD);
-    expect(driver.renew).toHaveBeenCalledTimes(1); // the hanging renewal is not resent
+    // A renewal unanswered for a period is sent again (ioredis may have dropped it on a
+    // reconnect), never more often.
+    expect(driver.renew).toHaveBeenCalledTimes(2);
     await advance(LEASE - 500 - 2 * PERIOD - 1);
     expect(driver.lost).not.toHaveBeenCalled();
     await advance(1);
@@ -123,8 +136,8 @@ describe('Watchdog', () => {
     async (stall) => {
       const h = await replyReadBeforeVerdict(stall);
       expect(driver.lost).not.toHaveBeenCalled();
-      // Confirmed from when that renewal was sent, one period after the hold was taken.
-      expect(h.validUntil).toBe(now() + PERIOD - (stall ? 50 : 0));
+      // Confirmed at least from when that renewal was sent, one period after the hold was taken.
+      expect(h.validUntil).toBeGreaterThanOrEqual(now() + PERIOD - (stall ? 50 : 0));
     },
   );
 
@@ -134,7 +147,7 @@ describe('Watchdog', () => {
   // 3 periods): that tick finds it expired before sending a renewal and reports it lost, while
   // the store answers every renewal. After a stall this holds for every lease; without one,
   // for a lease that divides by 3 (e.g. the default 30 s).
-  it.failing.each([false, true])(
+  it.each([false, true])(
     'keeps renewing a hold saved by a reply read before the verdict (stall: %s)',
     async (stall) => {
       await replyReadBeforeVerdict(stall);
@@ -146,15 +159,16 @@ describe('Watchdog', () => {
 
   it('a reply that comes after the verdict does not bring the hold back', async () => {
     const reply = new Deferred<boolean[]>();
-    driver.renew.mockImplementationOnce(() => reply.promise);
+    driver.renew.mockImplementation(() => reply.promise);
     const h = hold(1);
     watchdog.add(h);
     await advance(LEASE);
     expect(driver.lost).toHaveBeenCalledWith(h, expect.any(String));
+    const calls = driver.renew.mock.calls.length;
     reply.resolve([true]);
     await advance(LEASE);
     expect(driver.lost).toHaveBeenCalledTimes(1);
-    expect(driver.renew).toHaveBeenCalledTimes(1);
+    expect(driver.renew).toHaveBeenCalledTimes(calls); // never renewed again
   });
 
   it('a renewal reply of false reports that hold lost, and only that one', async () => {

@@ -64,7 +64,9 @@ export class LockEntry implements LockHandle {
       return this.nested;
     }
     if (waitTime <= 0) return null;
-    return this.siblings.add(outer, waitTime, signal);
+    // A loss of the hold rejects waiting siblings at once (with the LockLostError).
+    const ends = signal ? AbortSignal.any([signal, this.hold.signal]) : this.hold.signal;
+    return this.siblings.add(outer, waitTime, ends);
   }
 
   /**

@@ -10,6 +10,7 @@ import type {
 } from '../store/lock-store';
 import { LockScripts } from './lock-scripts';
 import { ready, type RedisConnections } from './redis-connections';
+import { TIMED_OUT, within } from '../time-limit';
 import {
   channelName,
   tokenKey,
@@ -125,7 +126,11 @@ export class RedisStore implements LockStore {
     this.channels.set(channel, name);
     // A SUBSCRIBE written during the connection's handshake would break its ready check.
     if (this.subscriber.status !== 'ready') await ready(this.subscriber, SUBSCRIBE_TIMEOUT);
-    await this.subscriber.subscribe(channel);
+    // Unsubscribed while waiting (its queue was dropped): a late SUBSCRIBE would stay forever.
+    if (this.channels.get(channel) !== name) return;
+    const reply = await within(this.subscriber.subscribe(channel), SUBSCRIBE_TIMEOUT);
+    if (reply === TIMED_OUT)
+      throw new Error(`SUBSCRIBE got no answer within ${SUBSCRIBE_TIMEOUT} ms`);
   }
 
   async unsubscribe(name: string): Promise<void> {

@@ -78,7 +78,9 @@ export class KeyQueue {
     const idle = this.waiters.length === 0 && !this.attempting && !this.subscribing;
     clearTimeout(this.lingerTimer);
     const waiting = this.waiters.add(attempt, waitTime, signal);
-    if (idle) this.attempt();
+    if (this.waiters.length === 0)
+      this.left(); // nothing queued: the signal had aborted
+    else if (idle) this.attempt();
     return waiting;
   }
 
@@ -98,7 +100,8 @@ export class KeyQueue {
   /** The notice connection is back: notices may have been missed, or a SUBSCRIBE may have failed. */
   reconnected(): void {
     if (this.subscribed) this.attempt();
-    else if (!this.subscribing) this.subscribe();
+    // Also when a SUBSCRIBE is pending: the break may have swallowed it (SUBSCRIBE is idempotent).
+    else this.subscribe();
   }
 
   /** Rejects every waiter (shutdown) and drops the queue. */
