@@ -14,6 +14,8 @@ export {
   LockOptionsError,
   LockRedisError,
 } from './lock.errors';
+export type { BusyStatus } from './lock-error-answer';
+export { LockExceptionFilter } from './lock-exception.filter';
 export { LockService } from './lock.service';
 export { Locked, type LockedOptions } from './locked.decorator';
 export { RedisLockModule } from './redis-lock.module';

@@ -93,13 +93,14 @@ export class LockEngine {
   async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
     const opts = this.resolve(options, this.config.waitTime);
     const entry = await this.enter(key, opts);
-    if (entry === null) throw this.busyError(key, opts.waitTime);
+    if (!(entry instanceof LockEntry)) throw this.busyError(key, opts.waitTime, entry);
     return entry;
   }
 
   /** Takes the lock if it is free (or within `waitTime` if given); null when busy. */
-  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
-    return this.enter(key, this.resolve(options, 0));
+  async tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+    const entry = await this.enter(key, this.resolve(options, 0));
+    return entry instanceof LockEntry ? entry : null;
   }
 
   /**
@@ -119,8 +120,8 @@ export class LockEngine {
     if (options !== undefined && options !== null) assertRunPolicies(options);
     const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
     const entry = await this.enter(key, opts);
-    if (entry === null) {
-      if (options?.onBusy !== 'skip') throw this.busyError(key, opts.waitTime);
+    if (!(entry instanceof LockEntry)) {
+      if (options?.onBusy !== 'skip') throw this.busyError(key, opts.waitTime, entry);
       this.config.logger.debug(`Skipped: lock "${key}" was busy after ${opts.waitTime} ms.`);
       return undefined;
     }
@@ -227,23 +228,33 @@ export class LockEngine {
     return resolveLockOptions(options, { waitTime, leaseTime, fencing }, known);
   }
 
-  private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | null> {
+  /** The entry, or when busy after the wait: when the holder's lease ends (monotonic), if known. */
+  private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | Busy> {
     const name = lockName(this.config.keyPrefix, key);
     opts.signal?.throwIfAborted();
     const holder = this.context.find(key);
-    if (holder) return holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
+    if (holder) {
+      const entry = await holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
+      return entry ?? { leaseEnds: undefined };
+    }
     if (this.closing) throw this.closing;
-    const hold = await this.acquireHold(key, name, opts);
-    return hold && new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
+    const busy: Busy = { leaseEnds: undefined };
+    const hold = await this.acquireHold(key, name, opts, busy);
+    return hold ? new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold) : busy;
   }
 
   private async acquireHold(
     key: string,
     name: string,
     opts: ResolvedLockOptions,
+    busy: Busy,
   ): Promise<LockHold | null> {
     const started = now();
-    const attempt = () => this.attempt(key, name, opts);
+    const attempt = async () => {
+      const result = await this.attempt(key, name, opts);
+      if (typeof result === 'number') busy.leaseEnds = now() + result; // Infinity: no lease
+      return result;
+    };
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
     if (opts.waitTime <= 0 || !this.waiters.has(name)) {
       const result = await attempt();
@@ -381,10 +392,21 @@ export class LockEngine {
     });
   }
 
-  private busyError(key: string, waitTime: number): LockAcquireTimeoutError {
+  private busyError(key: string, waitTime: number, busy: Busy): LockAcquireTimeoutError {
     const heldHere = this.holds.get(lockName(this.config.keyPrefix, key)) !== undefined;
-    return new LockAcquireTimeoutError(key, waitTime, heldHere);
+    const left = busy.leaseEnds === undefined ? NaN : Math.max(0, busy.leaseEnds - now());
+    return new LockAcquireTimeoutError(
+      key,
+      waitTime,
+      heldHere,
+      Number.isFinite(left) ? left : undefined,
+    );
   }
+}
+
+/** A lock still busy after the wait: when its holder's lease ends, as last seen. */
+interface Busy {
+  leaseEnds: number | undefined;
 }
 
 function text(error: unknown): string {
