@@ -1,8 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { LockExceptionFilter } from './lock-exception.filter';
 import { LockService } from './lock.service';
-import { LockedInstancesBinder } from './locked-instances.binder';
 import {
   RedisLockConfigurableModule,
   type REDIS_LOCK_ASYNC_OPTIONS_TYPE,
@@ -17,8 +16,7 @@ import { assertOptionsObject } from './redis-lock-options.validation';
  * `mapErrors: false`.
  */
 @Module({
-  imports: [DiscoveryModule],
-  providers: [LockService, LockedInstancesBinder],
+  providers: [LockService],
   exports: [LockService],
 })
 export class RedisLockModule extends RedisLockConfigurableModule {
