@@ -12,7 +12,8 @@ import type { LockHandle } from './engine/lock-handle';
 import type { LockOptions, RunOptions } from './engine/options/lock-options';
 import { openConnections } from './engine/redis/redis-connections';
 import { RedisStore } from './engine/redis/redis-store';
-import type { LockLostError } from './lock.errors';
+import { within, TIMED_OUT } from './engine/time-limit';
+import { LockError, type LockLostError } from './lock.errors';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
@@ -129,6 +130,19 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** The handle the current call chain holds: the innermost one, or the one for `key`. */
   current(key?: string): LockHandle | undefined {
     return this.engine.current(key);
+  }
+
+  /** How many locks this application holds now. */
+  get heldCount(): number {
+    return this.engine.heldCount;
+  }
+
+  /** Round-trip time of a PING to Redis, ms; rejects when Redis does not answer within `timeout` ms. */
+  async ping(timeout = 1_000): Promise<number> {
+    const latency = await within(this.store.ping(), timeout);
+    if (latency === TIMED_OUT)
+      throw new LockError(`Redis did not answer a PING within ${timeout} ms.`);
+    return latency;
   }
 
   /** Whether anyone (any process or Redisson client) holds `key` now. */
