@@ -6,7 +6,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { LockEngine } from './engine/lock-engine';
 import type { LockHandle } from './engine/lock-handle';
 import type { LockOptions, RunOptions } from './engine/options/lock-options';
@@ -14,6 +14,7 @@ import { openConnections } from './engine/redis/redis-connections';
 import { RedisStore } from './engine/redis/redis-store';
 import { within, TIMED_OUT } from './engine/time-limit';
 import { LockError, type LockLostError } from './lock.errors';
+import { LockEvents, type LockEvent } from './lock-events';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
@@ -33,8 +34,13 @@ const STARTUP_CHECK_TIMEOUT = 5_000;
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   /** Emits a LockLostError for every lock lost while held (also logged once). */
   readonly lockLost$: Observable<LockLostError>;
+  /**
+   * What happens to this application's locks: acquired (with the wait), busy after the wait,
+   * released (with the hold time), lost, renewal failed. Keys only with `exposeKeys`.
+   */
+  readonly events$: Observable<LockEvent>;
   private readonly logger = new Logger(LOGGER_CONTEXT);
-  private readonly lost = new Subject<LockLostError>();
+  private readonly events: LockEvents;
   private readonly store: RedisStore;
   private readonly engine: LockEngine;
   private readonly shutdownTimeout: number;
@@ -44,7 +50,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const resolved = resolveModuleOptions(options);
     this.shutdownTimeout = resolved.shutdownTimeout;
     this.checkOnStartup = resolved.checkOnStartup;
-    this.lockLost$ = this.lost.asObservable();
+    this.events = new LockEvents(resolved.exposeKeys);
+    this.lockLost$ = this.events.lost$;
+    this.events$ = this.events.events$;
     const connections = openConnections(resolved);
     this.logConnectionErrors(connections.subscriber, 'pub/sub');
     if (!resolved.client) this.logConnectionErrors(connections.client, 'command');
@@ -57,7 +65,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       fencing: resolved.fencing,
       onLockLost: resolved.onLockLost,
       logger: this.logger,
-      onLost: (error) => this.lost.next(error),
+      observer: this.events,
     });
   }
 
@@ -182,7 +190,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   async onApplicationShutdown(): Promise<void> {
     await this.engine.close();
     await this.store.close();
-    this.lost.complete();
+    this.events.complete();
   }
 
   private logConnectionErrors(

@@ -28,6 +28,23 @@ export interface LockEngineLogger {
   debug(message: string): void;
 }
 
+/**
+ * Told what happens to locks, for events and metrics; called with plain values on the hot path
+ * (outermost acquisitions and releases only, not re-entries).
+ */
+export interface LockObserver {
+  /** A lock was taken after `waitMs`. */
+  acquired(key: string, waitMs: number): void;
+  /** A lock was still busy after `waitMs` (a timeout, a skip or a failed tryAcquire). */
+  busy(key: string, waitMs: number): void;
+  /** A lock held `holdMs` was released. */
+  released(key: string, holdMs: number): void;
+  /** A lock was lost while held. */
+  lost(error: LockLostError): void;
+  /** A renewal call failed (renewal goes on). */
+  renewalFailed(error: unknown): void;
+}
+
 /** Settings of a LockEngine (validated by the caller). */
 export interface LockEngineConfig {
   store: LockStore;
@@ -41,8 +58,8 @@ export interface LockEngineConfig {
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
   logger: LockEngineLogger;
-  /** Called once for every lock lost while held, outside every call chain. */
-  onLost?: (error: LockLostError) => void;
+  /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
+  observer?: LockObserver;
 }
 
 /** How long a release after a known loss, or at shutdown, waits for the store, ms. */
@@ -74,8 +91,10 @@ export class LockEngine {
     const outside = <T>(fn: () => T): T => this.context.exit(fn);
     this.holds = new LockHolds(config.store, config.leaseTime, {
       lost: (error) => this.report(error),
-      renewalFailed: (error) =>
-        config.logger.warn(`Lock renewal failed, will retry: ${text(error)}`),
+      renewalFailed: (error) => {
+        config.logger.warn(`Lock renewal failed, will retry: ${text(error)}`);
+        config.observer?.renewalFailed(error);
+      },
       outside,
     });
     this.waiters = new LockWaiters(config.store, config.leaseTime, {
@@ -239,7 +258,13 @@ export class LockEngine {
     }
     if (this.closing) throw this.closing;
     const busy: Busy = { leaseEnds: undefined };
+    const started = now();
     const hold = await this.acquireHold(key, name, opts, busy);
+    const observer = this.config.observer;
+    if (observer) {
+      if (hold) observer.acquired(key, now() - started);
+      else observer.busy(key, now() - started);
+    }
     return hold ? new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold) : busy;
   }
 
@@ -360,6 +385,7 @@ export class LockEngine {
       throw error;
     }
     this.waiters.released(hold.name, result);
+    this.config.observer?.released(hold.key, now() - hold.sentAt);
   }
 
   /** Frees a hold nobody uses (abandoned, late, or at shutdown), quietly. */
@@ -388,7 +414,7 @@ export class LockEngine {
   private report(error: LockLostError): void {
     this.context.exit(() => {
       this.config.logger.warn(error.message);
-      this.config.onLost?.(error);
+      this.config.observer?.lost(error);
     });
   }
 
