@@ -57,22 +57,27 @@ export class LockMetrics {
     );
   }
 
+  /** Records a wait that ended with the lock. */
   acquired(key: string, waitMs: number): void {
     this.waitTime.record(waitMs, this.attributes(key));
   }
 
+  /** Counts a call that found the lock busy after its wait. */
   busy(key: string): void {
     this.timeouts.add(1, this.attributes(key));
   }
 
+  /** Records a hold that ended with a release. */
   released(key: string, holdMs: number): void {
     this.holdTime.record(holdMs, this.attributes(key));
   }
 
+  /** Counts a lock lost while held. */
   lost(key: string): void {
     this.losses.add(1, this.attributes(key));
   }
 
+  /** Counts a failed renewal call. */
   renewalFailed(): void {
     this.renewalFailures.add(1);
   }
