@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import type { LockObserver } from './engine/lock-engine';
+import type { LockObserver } from './engine/lock-observer';
 import type { LockLostError } from './lock.errors';
 import { LockMetrics } from './lock-metrics';
 
