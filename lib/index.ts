@@ -14,6 +14,10 @@ export {
   LockOptionsError,
   LockRedisError,
 } from './lock.errors';
+export type { BusyStatus } from './lock-error-answer';
+export { LockExceptionFilter } from './lock-exception.filter';
+export type { LockEvent } from './lock-events';
+export { METER_NAME } from './lock-metrics';
 export { LockService } from './lock.service';
 export { Locked, type LockedOptions } from './locked.decorator';
 export { MemoryLockStore } from './engine/memory/memory-store';

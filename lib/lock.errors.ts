@@ -15,6 +15,11 @@ export class LockAcquireTimeoutError extends LockError {
     readonly waitTime: number,
     /** Whether this very process held the lock at the time (another chain, or a handle not run with runAs). */
     readonly heldByThisProcess = false,
+    /**
+     * The holder's remaining lease in ms as last seen by the wait, when known (a watchdog may
+     * renew it): a hint for when to retry, e.g. an HTTP `Retry-After`.
+     */
+    readonly retryAfter?: number,
   ) {
     super(
       heldByThisProcess

@@ -6,12 +6,14 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { LockEngine } from './engine/lock-engine';
 import type { LockHandle } from './engine/lock-handle';
 import type { LockOptions, RunOptions } from './engine/options/lock-options';
 import { openStore, type OpenedStore } from './engine/store/open-store';
-import type { LockLostError } from './lock.errors';
+import { within, TIMED_OUT } from './engine/time-limit';
+import { LockError, type LockLostError } from './lock.errors';
+import { LockEvents, type LockEvent } from './lock-events';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
@@ -29,8 +31,13 @@ const STARTUP_CHECK_TIMEOUT = 5_000;
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   /** Emits a LockLostError for every lock lost while held (also logged once). */
   readonly lockLost$: Observable<LockLostError>;
+  /**
+   * What happens to this application's locks: acquired (with the wait), busy after the wait,
+   * released (with the hold time), lost, renewal failed. Keys only with `exposeKeys`.
+   */
+  readonly events$: Observable<LockEvent>;
   private readonly logger = new Logger(LOGGER_CONTEXT);
-  private readonly lost = new Subject<LockLostError>();
+  private readonly events: LockEvents;
   private readonly store: OpenedStore;
   private readonly engine: LockEngine;
   private readonly shutdownTimeout: number;
@@ -40,7 +47,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const resolved = resolveModuleOptions(options);
     this.shutdownTimeout = resolved.shutdownTimeout;
     this.checkOnStartup = resolved.checkOnStartup;
-    this.lockLost$ = this.lost.asObservable();
+    this.events = new LockEvents(resolved.exposeKeys);
+    this.lockLost$ = this.events.lost$;
+    this.events$ = this.events.events$;
     this.store = openStore(resolved, (message) => this.logger.warn(message));
     this.engine = new LockEngine({
       store: this.store,
@@ -50,7 +59,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       fencing: resolved.fencing,
       onLockLost: resolved.onLockLost,
       logger: this.logger,
-      onLost: (error) => this.lost.next(error),
+      observer: this.events,
     });
   }
 
@@ -128,6 +137,19 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return this.engine.current(key);
   }
 
+  /** How many locks this application holds now. */
+  get heldCount(): number {
+    return this.engine.heldCount;
+  }
+
+  /** Round-trip time of a PING to Redis, ms; rejects when Redis does not answer within `timeout` ms. */
+  async ping(timeout = 1_000): Promise<number> {
+    const latency = await within(this.store.ping(), timeout);
+    if (latency === TIMED_OUT)
+      throw new LockError(`Redis did not answer a PING within ${timeout} ms.`);
+    return latency;
+  }
+
   /** Whether anyone (any process or Redisson client) holds `key` now. */
   async isLocked(key: string): Promise<boolean> {
     return (await this.engine.remainingTtl(key)) !== null;
@@ -165,6 +187,6 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   async onApplicationShutdown(): Promise<void> {
     await this.engine.close();
     await this.store.close();
-    this.lost.complete();
+    this.events.complete();
   }
 }

@@ -1,4 +1,5 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Logger, Optional } from '@nestjs/common';
+import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants';
 import { Observable, isObservable, lastValueFrom } from 'rxjs';
 import {
   assertRunPolicies,
@@ -14,9 +15,9 @@ import {
 } from './engine/options/validate';
 import { checkBuiltKey, compileKeyTemplate, type KeyBuilder } from './key-template';
 import { LockError, LockOptionsError } from './lock.errors';
-import type { LockService } from './lock.service';
+import { LockService } from './lock.service';
 import { lockedObservable } from './locked-observable';
-import { HAS_LOCKED_METHODS, LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
+import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
 
 /** Options of `@Locked`. */
 export interface LockedOptions extends Omit<RunOptions, 'signal'> {
@@ -38,7 +39,9 @@ type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>
  * releasing it in `finally`. `<N>` is argument N as the method receives it (after pipes),
  * `<N.a.b>` a property path into it. Works on controller handlers and provider methods that
  * return a Promise (declare them `async`) or an Observable: the latter holds the lock from
- * subscription until it completes, errors or is unsubscribed.
+ * subscription until it completes, errors or is unsubscribed. The class gets LockService as a
+ * hidden property dependency, so Nest injects its application's LockService in every scope
+ * (singleton, request, transient, lazily loaded modules).
  *
  * @example @Locked('order:pay:<0>')
  * @example @Locked('order:<0.id>', { waitTime: 0, onBusy: 'skip' })
@@ -111,7 +114,7 @@ export function Locked(
     Object.defineProperty(locked, 'name', { value: original.name });
     Object.defineProperty(locked, 'length', { value: original.length });
     descriptor.value = locked as M;
-    (target as Record<symbol, unknown>)[HAS_LOCKED_METHODS] = true;
+    if (typeof target !== 'function') declareLockService(target);
     return descriptor;
   };
 }
@@ -143,6 +146,16 @@ function keyBuilder(
   return compileKeyTemplate(key, paramCount, where);
 }
 
+/** Declares an optional property injection of LockService on the class, once per class. */
+function declareLockService(prototype: object): void {
+  const declared = (Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? []) as {
+    key: unknown;
+  }[];
+  if (declared.some((dependency) => dependency.key === LOCK_SERVICE_REF)) return;
+  Inject(LockService)(prototype, LOCK_SERVICE_REF);
+  Optional()(prototype, LOCK_SERVICE_REF);
+}
+
 function lockServiceOf(instance: object, where: string): LockService {
   const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[
     LOCK_SERVICE_REF
@@ -150,9 +163,9 @@ function lockServiceOf(instance: object, where: string): LockService {
   if (locks === undefined) {
     throw new LockError(
       `${where}: no LockService is bound to this instance. @Locked works on providers and ` +
-        'controllers that Nest created in an application importing RedisLockModule, after ' +
-        'app.init() (a testing module needs createNestApplication().init() or module.init()). ' +
-        `For instances created with new, inject LockService and use run(). Got ${describe(instance)}.`,
+        'controllers that Nest created (any scope) in an application that imports ' +
+        'RedisLockModule or provides LockService. For instances created with new, inject ' +
+        `LockService and use run(). Got ${describe(instance)}.`,
     );
   }
   return locks;

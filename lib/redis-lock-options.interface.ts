@@ -1,6 +1,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import type { MemoryLockStore } from './engine/memory/memory-store';
 import type { LockLostPolicy } from './engine/options/lock-options';
+import type { BusyStatus } from './lock-error-answer';
 
 /** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
 export interface RedisLockModuleOptions {
@@ -44,4 +45,14 @@ export interface RedisLockModuleOptions {
    * 5 s naming the address and the cause, `'warn'` logs it and goes on, `'off'` does not wait.
    */
   checkOnStartup?: 'fail' | 'warn' | 'off';
+  /**
+   * HTTP status of a call whose lock stayed busy past its wait: 409 Conflict (default), 423
+   * Locked or 503 Service Unavailable (see `mapErrors`).
+   */
+  busyStatus?: BusyStatus;
+  /**
+   * Name lock keys in what callers receive (error bodies) and in metric attributes. Keys can
+   * hold ids, so the default is false.
+   */
+  exposeKeys?: boolean;
 }

@@ -10,6 +10,7 @@ import {
   describe,
   MAX_KEY_BYTES,
 } from './engine/options/validate';
+import type { BusyStatus } from './lock-error-answer';
 import { LockOptionsError } from './lock.errors';
 import {
   DEFAULT_LEASE_TIME,
@@ -30,6 +31,8 @@ export interface ResolvedModuleOptions {
   onLockLost: LockLostPolicy;
   shutdownTimeout: number;
   checkOnStartup: StartupCheck;
+  busyStatus: BusyStatus;
+  exposeKeys: boolean;
 }
 
 /** What the module does when Redis cannot be reached at startup. */
@@ -46,7 +49,10 @@ const KNOWN_OPTIONS = [
   'onLockLost',
   'shutdownTimeout',
   'checkOnStartup',
+  'busyStatus',
+  'exposeKeys',
   'isGlobal',
+  'mapErrors',
 ];
 
 /** Checks that the module was given an options object at all (`forRoot()` or a factory). */
@@ -106,8 +112,19 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   }
   const checkOnStartup = o.checkOnStartup ?? 'fail';
   assertOneOf(checkOnStartup, ['fail', 'warn', 'off'], 'checkOnStartup');
+  const busyStatus = o.busyStatus ?? 409;
+  if (busyStatus !== 409 && busyStatus !== 423 && busyStatus !== 503) {
+    throw new LockOptionsError(
+      'busyStatus',
+      `expected 409, 423 or 503, got ${describe(busyStatus)}.`,
+    );
+  }
+  const exposeKeys = o.exposeKeys ?? false;
+  assertBoolean(exposeKeys, 'exposeKeys');
   return {
     checkOnStartup,
+    busyStatus,
+    exposeKeys,
     redis: o.redis,
     client: o.client,
     store: o.store,

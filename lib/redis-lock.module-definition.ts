@@ -9,7 +9,7 @@ export const {
   ASYNC_OPTIONS_TYPE: REDIS_LOCK_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<RedisLockModuleOptions>({ moduleName: 'RedisLock' })
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({
+  .setExtras({ isGlobal: true, mapErrors: true }, (definition, extras) => ({
     ...definition,
     global: extras.isGlobal,
   }))

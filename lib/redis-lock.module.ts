@@ -1,10 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { MemoryLockStore } from './engine/memory/memory-store';
+import { LockExceptionFilter } from './lock-exception.filter';
 import { LockService } from './lock.service';
-import { LockedInstancesBinder } from './locked-instances.binder';
 import {
   RedisLockConfigurableModule,
+  type REDIS_LOCK_ASYNC_OPTIONS_TYPE,
   type REDIS_LOCK_OPTIONS_TYPE,
 } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
@@ -14,6 +15,8 @@ import { assertOptionsObject } from './redis-lock-options.validation';
 export type RedisLockTestingOptions = Omit<RedisLockModuleOptions, 'redis' | 'client'> & {
   /** Default true. */
   isGlobal?: boolean;
+  /** Map busy locks and bad keys to HTTP/RPC/GraphQL answers (default true), as forRoot. */
+  mapErrors?: boolean;
 };
 
 /** forTesting's defaults: a busy lock fails within a test's time limit, app.close() is quick. */
@@ -22,18 +25,23 @@ const TESTING_DEFAULTS = { waitTime: 1_000, shutdownTimeout: 0 } as const;
 /**
  * Distributed locks on Redis for Nest: `RedisLockModule.forRoot({ redis: 'redis://…' })` or
  * `forRootAsync({ imports, inject, useFactory })` provides LockService and enables `@Locked`.
- * Global unless `isGlobal: false`.
+ * Global unless `isGlobal: false`; maps busy locks to 409 (see LockExceptionFilter) unless
+ * `mapErrors: false`.
  */
 @Module({
-  imports: [DiscoveryModule],
-  providers: [LockService, LockedInstancesBinder],
+  providers: [LockService],
   exports: [LockService],
 })
 export class RedisLockModule extends RedisLockConfigurableModule {
   /** The module with these options; a missing or non-object argument fails here, by name. */
   static forRoot(options: typeof REDIS_LOCK_OPTIONS_TYPE): DynamicModule {
     assertOptionsObject(options);
-    return super.forRoot(options);
+    return withErrorMapping(super.forRoot(options), options.mapErrors);
+  }
+
+  /** The module with options from a factory, class or existing provider. */
+  static forRootAsync(options: typeof REDIS_LOCK_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withErrorMapping(super.forRootAsync(options), options.mapErrors);
   }
 
   /**
@@ -43,6 +51,20 @@ export class RedisLockModule extends RedisLockConfigurableModule {
    */
   static forTesting(options: RedisLockTestingOptions = {}): DynamicModule {
     assertOptionsObject(options);
-    return super.forRoot({ store: new MemoryLockStore(), ...TESTING_DEFAULTS, ...options });
+    return withErrorMapping(
+      super.forRoot({ store: new MemoryLockStore(), ...TESTING_DEFAULTS, ...options }),
+      options.mapErrors,
+    );
   }
+}
+
+function withErrorMapping(module: DynamicModule, mapErrors: boolean | undefined): DynamicModule {
+  if (mapErrors === false) return module;
+  return {
+    ...module,
+    providers: [
+      ...(module.providers ?? []),
+      { provide: APP_FILTER, useClass: LockExceptionFilter },
+    ],
+  };
 }

@@ -16,6 +16,8 @@ describe('module options (pure)', () => {
       fencing: false,
       onLockLost: 'throw',
       shutdownTimeout: 5_000,
+      busyStatus: 409,
+      exposeKeys: false,
     });
   });
 
@@ -45,6 +47,8 @@ describe('module options (pure)', () => {
     [{ redis: {}, fencing: 'yes' }, 'fencing', /true or false/],
     [{ redis: {}, onLockLost: 'retry' }, 'onLockLost', /'throw', 'ignore' or a function/],
     [{ redis: {}, shutdownTimeout: -5 }, 'shutdownTimeout', /finite number/],
+    [{ redis: {}, busyStatus: 429 }, 'busyStatus', /expected 409, 423 or 503, got 429/],
+    [{ redis: {}, exposeKeys: 1 }, 'exposeKeys', /true or false/],
     [{ redis: {}, leasetime: 100 }, 'leasetime', /did you mean "leaseTime"/],
     [{ redis: {}, host: 'x' }, 'host', /unknown option/],
   ])('rejects %j naming %s', (options, option, message) => {

@@ -5,6 +5,7 @@ import { now } from './clock';
 import type { LockHandle } from './lock-handle';
 import { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
+import type { LockObserver } from './lock-observer';
 import {
   assertRunPolicies,
   resolveLockOptions,
@@ -42,8 +43,8 @@ export interface LockEngineConfig {
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
   logger: LockEngineLogger;
-  /** Called once for every lock lost while held, outside every call chain. */
-  onLost?: (error: LockLostError) => void;
+  /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
+  observer?: LockObserver;
 }
 
 /** How long a release after a known loss, or at shutdown, waits for the store, ms. */
@@ -80,8 +81,10 @@ export class LockEngine {
     this.outside = outside;
     this.holds = new LockHolds(config.store, config.leaseTime, {
       lost: (error) => this.report(error),
-      renewalFailed: (error) =>
-        config.logger.warn(`Lock renewal failed, will retry: ${text(error)}`),
+      renewalFailed: (error) => {
+        config.logger.warn(`Lock renewal failed, will retry: ${text(error)}`);
+        config.observer?.renewalFailed(error);
+      },
       outside,
     });
     this.waiters = new LockWaiters(config.store, config.leaseTime, {
@@ -99,13 +102,14 @@ export class LockEngine {
   async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
     const opts = this.resolve(options, this.config.waitTime);
     const entry = await this.enter(key, opts);
-    if (entry === null) throw this.busyError(key, opts.waitTime);
+    if (!(entry instanceof LockEntry)) throw this.busyError(key, opts.waitTime, entry);
     return entry;
   }
 
   /** Takes the lock if it is free (or within `waitTime` if given); null when busy. */
-  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
-    return this.enter(key, this.resolve(options, 0));
+  async tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+    const entry = await this.enter(key, this.resolve(options, 0));
+    return entry instanceof LockEntry ? entry : null;
   }
 
   /**
@@ -125,8 +129,8 @@ export class LockEngine {
     if (options !== undefined && options !== null) assertRunPolicies(options);
     const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
     const entry = await this.enter(key, opts);
-    if (entry === null) {
-      if (options?.onBusy !== 'skip') throw this.busyError(key, opts.waitTime);
+    if (!(entry instanceof LockEntry)) {
+      if (options?.onBusy !== 'skip') throw this.busyError(key, opts.waitTime, entry);
       this.config.logger.debug(`Skipped: lock "${key}" was busy after ${opts.waitTime} ms.`);
       return undefined;
     }
@@ -239,23 +243,39 @@ export class LockEngine {
     return resolveLockOptions(options, { waitTime, leaseTime, fencing }, known);
   }
 
-  private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | null> {
+  /** The entry, or when busy after the wait: when the holder's lease ends (monotonic), if known. */
+  private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | Busy> {
     const name = lockName(this.config.keyPrefix, key);
     opts.signal?.throwIfAborted();
     const holder = this.context.find(key);
-    if (holder) return holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
+    if (holder) {
+      const entry = await holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
+      return entry ?? { leaseEnds: undefined };
+    }
     if (this.closing) throw this.closing;
-    const hold = await this.acquireHold(key, name, opts);
-    return hold && new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
+    const busy: Busy = { leaseEnds: undefined };
+    const started = now();
+    const hold = await this.acquireHold(key, name, opts, busy);
+    const observer = this.config.observer;
+    if (observer) {
+      if (hold) observer.acquired(key, now() - started);
+      else observer.busy(key, now() - started);
+    }
+    return hold ? new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold) : busy;
   }
 
   private async acquireHold(
     key: string,
     name: string,
     opts: ResolvedLockOptions,
+    busy: Busy,
   ): Promise<LockHold | null> {
     const started = now();
-    const attempt = () => this.attempt(key, name, opts);
+    const attempt = async () => {
+      const result = await this.attempt(key, name, opts);
+      if (typeof result === 'number') busy.leaseEnds = now() + result; // Infinity: no lease
+      return result;
+    };
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
     if (opts.waitTime <= 0 || !this.waiters.has(name)) {
       const result = await attempt();
@@ -363,6 +383,7 @@ export class LockEngine {
       throw error;
     }
     this.waiters.released(hold.name, result);
+    this.config.observer?.released(hold.key, now() - hold.sentAt);
   }
 
   /** Frees a hold nobody uses (abandoned, late, or at shutdown), quietly. */
@@ -391,14 +412,25 @@ export class LockEngine {
   private report(error: LockLostError): void {
     this.outside(() => {
       this.config.logger.warn(error.message);
-      this.config.onLost?.(error);
+      this.config.observer?.lost(error);
     });
   }
 
-  private busyError(key: string, waitTime: number): LockAcquireTimeoutError {
+  private busyError(key: string, waitTime: number, busy: Busy): LockAcquireTimeoutError {
     const heldHere = this.holds.get(lockName(this.config.keyPrefix, key)) !== undefined;
-    return new LockAcquireTimeoutError(key, waitTime, heldHere);
+    const left = busy.leaseEnds === undefined ? NaN : Math.max(0, busy.leaseEnds - now());
+    return new LockAcquireTimeoutError(
+      key,
+      waitTime,
+      heldHere,
+      Number.isFinite(left) ? left : undefined,
+    );
   }
+}
+
+/** A lock still busy after the wait: when its holder's lease ends, as last seen. */
+interface Busy {
+  leaseEnds: number | undefined;
 }
 
 function text(error: unknown): string {

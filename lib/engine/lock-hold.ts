@@ -26,7 +26,7 @@ export class LockHold implements StoredHold {
     /** The fencing token of this acquisition, if issued. */
     readonly fencingToken: number | undefined,
     /** Monotonic time at which the acquire request was sent. */
-    sentAt: number,
+    readonly sentAt: number,
   ) {
     this.validUntil = sentAt + leaseTime;
   }

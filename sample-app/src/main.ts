@@ -2,16 +2,19 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
+import { startMetrics } from './telemetry';
 
 /**
  * Starts the orders app: REDIS_URL (default redis://127.0.0.1:6379), PORT (default 3000),
  * HOST (default 127.0.0.1; 0.0.0.0 to accept outside connections), KEY_PREFIX (default
- * `sample-app:`). SIGTERM/SIGINT close it gracefully (locks released, connections closed).
+ * `sample-app:`), METRICS=console (print the lock metrics, see telemetry.ts). SIGTERM/SIGINT
+ * close it gracefully (locks released, connections closed).
  *
  *   curl -X POST localhost:3000/orders -H 'content-type: application/json' -d '{"amount":42}'
  *   curl -X POST localhost:3000/orders/1/pay
  */
 async function bootstrap(): Promise<void> {
+  startMetrics();
   const app = await NestFactory.create(
     AppModule.forRoot({
       redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',

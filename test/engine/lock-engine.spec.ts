@@ -21,6 +21,14 @@ class Deferred<T = void> {
 function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
   const logger = { warn: jest.fn((_m: string) => undefined), debug: jest.fn() };
   const onLost = jest.fn((_e: LockLostError) => undefined);
+  const noop = () => undefined;
+  const observer = {
+    acquired: noop,
+    busy: noop,
+    released: noop,
+    renewalFailed: noop,
+    lost: onLost,
+  };
   const engine = new LockEngine({
     store,
     keyPrefix: PREFIX,
@@ -29,7 +37,7 @@ function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
     fencing: false,
     onLockLost: 'throw',
     logger,
-    onLost,
+    observer,
     ...config,
   });
   return { engine, logger, onLost };

@@ -1,0 +1,1 @@
+export { RedisLockHealthIndicator, type RedisLockHealthOptions } from './redis-lock.health';

@@ -1,0 +1,116 @@
+import { Body, Controller, Get, Param, Post, type INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { LockError, LockService, Locked } from '../../lib';
+import { suiteRedis } from '../support/suite-redis';
+import { httpApp, PLATFORMS, type ModuleOptions } from './nest-kit';
+
+@Controller('orders')
+class OrdersController {
+  @Post(':id/pay')
+  @Locked('order:<0>', { waitTime: 50 })
+  async pay(@Param('id') id: string) {
+    return Promise.resolve({ paid: id });
+  }
+
+  @Post('update')
+  @Locked('order:<0.id>', { waitTime: 50 })
+  async update(@Body() order: { id?: string }) {
+    return Promise.resolve({ updated: order.id });
+  }
+
+  @Get('broken')
+  async broken(): Promise<never> {
+    return Promise.reject(new LockError('a lock error that is not a busy lock'));
+  }
+
+  @Get('plain')
+  async plain(): Promise<never> {
+    return Promise.reject(new Error('plain failure'));
+  }
+}
+
+describe.each(PLATFORMS)('error mapping on HTTP (%s)', (platform) => {
+  const server = suiteRedis();
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  async function start(options: ModuleOptions = {}) {
+    const started = await httpApp(platform, server.redis, options, {
+      controllers: [OrdersController],
+    });
+    apps.push(started.app);
+    return { ...started, locks: started.app.get(LockService) };
+  }
+
+  it('answers a busy lock with 409, Retry-After from the lease left, no key and one debug line', async () => {
+    const { app, locks, logger } = await start();
+    const held = await locks.acquire('order:7', { leaseTime: 20_000 });
+    const response = await request(app.getHttpServer()).post('/orders/7/pay').expect(409);
+    await held.release();
+
+    expect(response.body).toEqual({
+      statusCode: 409,
+      message: 'The resource is locked by another operation.',
+      error: 'Conflict',
+    });
+    expect(JSON.stringify(response.body)).not.toContain('order:7');
+    const retryAfter = Number(response.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(19);
+    expect(retryAfter).toBeLessThanOrEqual(20);
+    expect(logger.at('error')).toEqual([]);
+    expect(logger.at('debug').filter((line) => line.startsWith('Answered 409'))).toHaveLength(1);
+  });
+
+  it('uses busyStatus and names the key with exposeKeys', async () => {
+    const { app, locks } = await start({ busyStatus: 423, exposeKeys: true });
+    const held = await locks.acquire('order:8', { leaseTime: 5_000 });
+    const response = await request(app.getHttpServer()).post('/orders/8/pay').expect(423);
+    await held.release();
+    expect(response.body).toEqual({
+      statusCode: 423,
+      message: 'Lock "order:8" is held by another operation.',
+      error: 'Locked',
+    });
+  });
+
+  it('sends no Retry-After when the holder has no lease', async () => {
+    const { app, prefix } = await start({ busyStatus: 503 });
+    await server.raw.hset(`${prefix}order:9`, 'foreign-owner:1', 1);
+    const response = await request(app.getHttpServer()).post('/orders/9/pay').expect(503);
+    expect(response.body.error).toBe('Service Unavailable');
+    expect(response.headers['retry-after']).toBeUndefined();
+  });
+
+  it('answers a key that cannot be built from the client input with 400', async () => {
+    const { app, logger } = await start();
+    const response = await request(app.getHttpServer())
+      .post('/orders/update')
+      .send({ note: 'no id' })
+      .expect(400);
+    expect(response.body).toEqual({
+      statusCode: 400,
+      message: 'Invalid lock key argument.',
+      error: 'Bad Request',
+    });
+    expect(logger.at('error')).toEqual([]);
+  });
+
+  it('leaves every other error to Nest: 500, logged', async () => {
+    const { app, logger } = await start();
+    for (const path of ['/orders/broken', '/orders/plain']) {
+      const response = await request(app.getHttpServer()).get(path).expect(500);
+      expect(response.body).toEqual({ statusCode: 500, message: 'Internal server error' });
+    }
+    expect(logger.at('error').join('\n')).toMatch(/not a busy lock[\s\S]*plain failure/);
+  });
+
+  it('maps nothing with mapErrors: false', async () => {
+    const { app, locks, logger } = await start({ mapErrors: false });
+    const held = await locks.acquire('order:10', { leaseTime: 5_000 });
+    await request(app.getHttpServer()).post('/orders/10/pay').expect(500);
+    await held.release();
+    expect(logger.at('error').join('\n')).toContain('LockAcquireTimeoutError');
+  });
+});
