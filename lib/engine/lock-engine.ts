@@ -233,32 +233,36 @@ export class LockEngine {
     const holder = this.context.find(key);
     if (holder) return holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
     if (this.closing) throw this.closing;
-    const hold = await this.acquireHold(key, name, opts);
-    return hold && new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
-  }
-
-  private async acquireHold(
-    key: string,
-    name: string,
-    opts: ResolvedLockOptions,
-  ): Promise<LockHold | null> {
     const started = now();
-    const attempt = () => this.attempt(key, name, opts);
+    let hold: LockHold | null = null;
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
     if (opts.waitTime <= 0 || !this.waiters.has(name)) {
-      const result = await attempt();
+      const result = await this.attempt(key, name, opts);
       if (typeof result !== 'number') {
         if (opts.signal?.aborted) {
           await this.drop(result);
           opts.signal.throwIfAborted();
         }
-        return result;
+        hold = result;
+      } else if (opts.waitTime > 0) {
+        hold = await this.queue(key, name, opts, started);
       }
-      if (opts.waitTime <= 0) return null;
+    } else {
+      hold = await this.queue(key, name, opts, started);
     }
+    return hold && new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
+  }
+
+  /** Waits in the lock's local queue for the rest of the wait that began at `started`. */
+  private queue(
+    key: string,
+    name: string,
+    opts: ResolvedLockOptions,
+    started: number,
+  ): Promise<LockHold | null> {
     if (this.closing) throw this.closing;
     const remaining = Math.max(0, opts.waitTime - (now() - started));
-    return this.waiters.wait(name, attempt, remaining, opts.signal);
+    return this.waiters.wait(name, () => this.attempt(key, name, opts), remaining, opts.signal);
   }
 
   /**
