@@ -33,11 +33,11 @@ const config = quick
       periods: 2,
     }
   : {
-      reps: 14,
-      sequential: 3_000,
-      concurrent: 20_000,
+      reps: 10,
+      sequential: 2_000,
+      concurrent: 10_000,
       workers: 64,
-      contendReps: 3,
+      contendReps: 2,
       contendMs: 3_000,
       fairReps: 2,
       fairMs: 5_000,
