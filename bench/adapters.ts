@@ -1,4 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { Redlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
@@ -23,7 +26,7 @@ class LockedProvider {
 /** This library through LockService.run and through @Locked, on one Nest application context. */
 export async function nestjsRedisLock(
   url: string,
-  options: { leaseTime?: number; fencing?: boolean } = {},
+  options: { leaseTime?: number; fencing?: boolean; waitTime?: number } = {},
 ): Promise<{ run: Adapter; decorator: Adapter; locks: LockService }> {
   @Module({
     imports: [RedisLockModule.forRoot({ redis: url, waitTime: 60_000, ...options })],
@@ -39,7 +42,7 @@ export async function nestjsRedisLock(
     closed = true;
     await app.close();
   };
-  const variant = options.fencing === false ? ', fencing: false' : '';
+  const variant = options.fencing === true ? ', fencing: true' : '';
   return {
     locks,
     run: {
@@ -72,8 +75,11 @@ export function redisSemaphore(client: Redis): Adapter {
   };
 }
 
-/** @sesamecare-oss/redlock on one server at its documented defaults (lease 5 s, as its README). */
-export function redlock(client: Redis): Adapter {
+/**
+ * @sesamecare-oss/redlock on one server at its documented defaults (lease 5 s, as its README).
+ * `persist`: a failed acquire (its 10 retries spent) is retried here; false: it throws.
+ */
+export function redlock(client: Redis, persist = true): Adapter {
   const instance = new Redlock([client]);
   return {
     name: '@sesamecare-oss/redlock',
@@ -83,7 +89,8 @@ export function redlock(client: Redis): Adapter {
         let lock;
         try {
           lock = await instance.acquire([key], 5_000);
-        } catch {
+        } catch (error) {
+          if (!persist) throw error;
           continue;
         }
         try {
@@ -91,6 +98,44 @@ export function redlock(client: Redis): Adapter {
         } finally {
           await lock.release().catch(() => undefined);
         }
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * The protocol floor: the minimal Redisson-layout scripts (floor/acquire.lua, floor/release.lua:
+ * PTTL+HSET+PEXPIRE, then HDEL+PUBLISH+latch SET PX) called with bare ioredis EVALSHA, no
+ * library code. What any Redisson-compatible lock with an idempotent release costs at least.
+ */
+export async function protocolFloor(client: Redis): Promise<Adapter> {
+  const source = (file: string) => readFileSync(join(__dirname, 'floor', file), 'utf8');
+  const acquire = (await client.script('LOAD', source('acquire.lua'))) as string;
+  const release = (await client.script('LOAD', source('release.lua'))) as string;
+  const client16 = randomBytes(8).toString('hex');
+  let seq = 0;
+  return {
+    name: 'protocol floor (2 × EVALSHA, Redisson layout)',
+    async locked(key, fn) {
+      const n = ++seq;
+      const owner = `${client16}:${n}`;
+      if ((await client.evalsha(acquire, 1, key, 30_000, owner)) !== 0) {
+        throw new Error(`protocol floor: ${key} is busy`);
+      }
+      try {
+        return await fn();
+      } finally {
+        const latch = `redisson_unlock_latch:{${key}}:${client16}${String(n).padStart(16, '0')}`;
+        await client.evalsha(
+          release,
+          2,
+          key,
+          latch,
+          `redisson_lock__channel:{${key}}`,
+          owner,
+          10_000,
+        );
       }
     },
     close: () => Promise.resolve(),

@@ -11,8 +11,9 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
-import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
+import { nestjsRedisLock, protocolFloor, redisSemaphore, redlock, type Adapter } from './adapters';
 import { contend, type ContentionResult } from './contention';
+import { fairnessScenario, fairnessTable } from './fairness-scenario';
 import { fmt, median, nowUs, percentile, table } from './stats';
 
 const quick = process.argv.includes('--quick');
@@ -22,18 +23,24 @@ const config = quick
       sequential: 1_000,
       concurrent: 3_000,
       workers: 64,
+      contendReps: 1,
       contendMs: 1_000,
+      fairReps: 1,
+      fairMs: 1_000,
       reentrant: 20_000,
       held: 10_000,
       lease: 1_500,
       periods: 2,
     }
   : {
-      reps: 5,
-      sequential: 5_000,
-      concurrent: 20_000,
+      reps: 10,
+      sequential: 2_000,
+      concurrent: 10_000,
       workers: 64,
+      contendReps: 2,
       contendMs: 3_000,
+      fairReps: 2,
+      fairMs: 5_000,
       reentrant: 200_000,
       held: 10_000,
       lease: 3_000,
@@ -162,10 +169,12 @@ async function main() {
   const trivial = (await rawClient.script('LOAD', 'return 1')) as string;
   const semaphoreClient = newClient();
   const redlockClient = newClient();
+  const floorClient = newClient();
   const lib = await nestjsRedisLock(server.url);
   // What the fencing token costs on distinct keys (a new counter key per name).
-  const unfenced = await nestjsRedisLock(server.url, { fencing: false });
+  const fenced = await nestjsRedisLock(server.url, { fencing: true });
   const noop = () => Promise.resolve();
+  const peers = [redisSemaphore(semaphoreClient), redlock(redlockClient)];
   const implementations: { name: string; cycle: (key: string) => Promise<unknown> }[] = [
     {
       name: 'raw limit (2 × EVALSHA)',
@@ -174,17 +183,15 @@ async function main() {
         await rawClient.evalsha(trivial, 1, key);
       },
     },
-    ...[
-      lib.run,
-      lib.decorator,
-      unfenced.run,
-      redisSemaphore(semaphoreClient),
-      redlock(redlockClient),
-    ].map((adapter: Adapter) => ({
-      name: adapter.name,
-      cycle: (key: string) => adapter.locked(key, noop),
-    })),
+    ...[await protocolFloor(floorClient), lib.run, lib.decorator, fenced.run, ...peers].map(
+      (adapter: Adapter) => ({
+        name: adapter.name,
+        cycle: (key: string) => adapter.locked(key, noop),
+      }),
+    ),
   ];
+  const floorName = implementations[1].name;
+  const peerNames = peers.map((peer) => peer.name);
 
   // Scenarios 1, 2 and 6: interleaved repetitions after a warm-up.
   progress('warm-up');
@@ -212,15 +219,21 @@ async function main() {
         );
     }
   }
+  // Ratios are medians over rounds of the ratio within each round (paired: same round, same noise).
   const summarize = (runs: Map<string, Throughput[]>) => {
-    const rawRate = median(runs.get(implementations[0].name)!.map((r) => r.cyclesPerSec));
+    const rate = (name: string, round: number) => runs.get(name)![round].cyclesPerSec;
+    const rounds = Array.from({ length: config.reps }, (_, round) => round);
+    const pairedRatio = (name: string, to: (round: number) => number) =>
+      median(rounds.map((round) => rate(name, round) / to(round)));
+    const fastestPeer = (round: number) => Math.max(...peerNames.map((p) => rate(p, round)));
     return implementations.map(({ name }) => {
       const reps = runs.get(name)!;
-      const rate = median(reps.map((r) => r.cyclesPerSec));
       return {
         name,
-        cyclesPerSec: rate,
-        ratio: rate / rawRate,
+        cyclesPerSec: median(reps.map((r) => r.cyclesPerSec)),
+        ratio: pairedRatio(name, (round) => rate(implementations[0].name, round)),
+        floorRatio: pairedRatio(name, (round) => rate(floorName, round)),
+        peerRatio: pairedRatio(name, fastestPeer),
         p50Us: median(reps.map((r) => r.p50Us)),
         p99Us: median(reps.map((r) => r.p99Us)),
         nodeCpuUs: median(reps.map((r) => r.nodeCpuUs!)),
@@ -243,7 +256,7 @@ async function main() {
   for (const mode of ['1 process × 8 workers', '4 processes × 2 workers'] as const) {
     for (const contender of contenders) {
       const reps: (ContentionResult & { counter: number; attemptsPerRelease?: number })[] = [];
-      for (let rep = 0; rep < Math.max(1, config.reps - 2); rep++) {
+      for (let rep = 0; rep < config.contendReps; rep++) {
         progress(`scenario 3 ${mode} rep ${rep + 1}: ${contender.name}`);
         const keys = { lock: freshKey('contended'), state: freshKey('state') };
         const before = await commandStats(admin);
@@ -323,7 +336,8 @@ async function main() {
   await sleep(period * config.periods + period / 2);
   const renewCalls = (await commandStats(admin)).evalsha ?? 0;
   const stillHeld = handles.filter((h) => !h.signal.aborted).length;
-  await Promise.all(handles.map((h) => h.release()));
+  // A lock the watchdog could not keep (a starved machine) shows in stillHeld; its release throws.
+  await Promise.all(handles.map((h) => h.release().catch(() => undefined)));
   const scenario5 = {
     held: config.held,
     stillHeld,
@@ -345,9 +359,23 @@ async function main() {
     concurrentOverhead: s2lib.cyclesPerSec / s2dec.cyclesPerSec - 1,
   };
 
+  // Fairness: one worker per client, 8 clients as processes or in this process.
+  const scenarioFair = await fairnessScenario(
+    [
+      { name: lib.run.name, tag: 'lib' },
+      { name: 'redis-semaphore Mutex', tag: 'semaphore' },
+      { name: '@sesamecare-oss/redlock', tag: 'redlock' },
+    ],
+    server,
+    admin,
+    { durationMs: config.fairMs, reps: config.fairReps, freshKey },
+    progress,
+  );
+  violations += scenarioFair.reduce((sum, row) => sum + row.violations, 0);
+
   await lib.run.close();
-  await unfenced.run.close();
-  for (const client of [rawClient, semaphoreClient, redlockClient, stateClient, admin])
+  await fenced.run.close();
+  for (const client of [rawClient, floorClient, semaphoreClient, redlockClient, stateClient, admin])
     client.disconnect();
   await server.stop();
 
@@ -360,7 +388,7 @@ async function main() {
   out.push(
     `Versions: ${Object.entries(versions)
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}. Medians of ${config.reps} interleaved repetitions.`,
+      .join(', ')}. Scenarios 1-2: medians of ${config.reps} paired interleaved rounds.`,
     '',
   );
   const throughputTable = (rows: typeof scenario1) =>
@@ -368,7 +396,9 @@ async function main() {
       [
         'implementation',
         'cycles/s',
-        'ratio to raw',
+        'to floor',
+        'to fastest peer',
+        'to raw',
         'p50 µs',
         'p99 µs',
         'Node CPU µs/cycle',
@@ -377,6 +407,8 @@ async function main() {
       rows.map((r) => [
         r.name,
         fmt(r.cyclesPerSec),
+        fmt(r.floorRatio, 2),
+        fmt(r.peerRatio, 2),
         fmt(r.ratio, 2),
         fmt(r.p50Us),
         fmt(r.p99Us),
@@ -471,7 +503,13 @@ async function main() {
     '',
   );
   out.push(
-    `Exclusion violations in scenario 3: ${violations}. Total time ${fmt((Date.now() - started) / 1000)} s.`,
+    `### 7. Fairness: 8 clients × 1 worker on one key, GET then SET of a counter (${config.fairMs / 1000} s per run, ${config.fairReps} interleaved repetitions)`,
+    '',
+    fairnessTable(scenarioFair),
+    '',
+  );
+  out.push(
+    `Exclusion violations in scenarios 3 and 7: ${violations}. Total time ${fmt((Date.now() - started) / 1000)} s.`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
 
@@ -479,7 +517,7 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
     join(resultsDir, quick ? 'latest-quick.json' : 'latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), quick, machine, versions, config, scenario1: { summary: scenario1, reps: Object.fromEntries(seqRuns) }, scenario2: { summary: scenario2, reps: Object.fromEntries(concRuns) }, scenario3, scenario4, scenario5, scenario6, violations }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick, machine, versions, config, scenario1: { summary: scenario1, reps: Object.fromEntries(seqRuns) }, scenario2: { summary: scenario2, reps: Object.fromEntries(concRuns) }, scenario3, scenario4, scenario5, scenario6, scenarioFair, violations }, null, 2)}\n`,
   );
   if (violations > 0) {
     progress(`FAILED: ${violations} exclusion violations`);

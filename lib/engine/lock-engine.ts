@@ -20,7 +20,7 @@ import { describe, lockName } from './options/validate';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
 import { isConnectionError, type AcquireReply, type LockStore } from './store/lock-store';
-import { resolvesWithin, sleep, TIMED_OUT, within } from './time-limit';
+import { resolvesWithin, sleep } from './time-limit';
 import { LockWaiters } from './waiting/lock-waiters';
 import { LockRedisError } from '../lock.errors';
 
@@ -253,9 +253,25 @@ export class LockEngine {
       return entry ?? { leaseEnds: undefined };
     }
     if (this.closing) throw this.closing;
-    const busy: Busy = { leaseEnds: undefined };
     const started = now();
-    const hold = await this.acquireHold(key, name, opts, busy);
+    const busy: Busy = { leaseEnds: undefined };
+    let hold: LockHold | null = null;
+    // Callers queued locally for this lock go first; only a no-wait try skips the queue.
+    if (opts.waitTime <= 0 || !this.waiters.has(name)) {
+      const result = await this.attempt(key, name, opts);
+      if (typeof result !== 'number') {
+        if (opts.signal?.aborted) {
+          await this.drop(result);
+          opts.signal.throwIfAborted();
+        }
+        hold = result;
+      } else {
+        busy.leaseEnds = now() + result; // Infinity: no lease
+        if (opts.waitTime > 0) hold = await this.queue(key, name, opts, started, busy);
+      }
+    } else {
+      hold = await this.queue(key, name, opts, started, busy);
+    }
     const observer = this.config.observer;
     if (observer) {
       if (hold) observer.acquired(key, now() - started);
@@ -264,69 +280,80 @@ export class LockEngine {
     return hold ? new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold) : busy;
   }
 
-  private async acquireHold(
+  /** Waits in the lock's local queue for the rest of the wait that began at `started`. */
+  private queue(
     key: string,
     name: string,
     opts: ResolvedLockOptions,
+    started: number,
     busy: Busy,
   ): Promise<LockHold | null> {
-    const started = now();
-    const attempt = async () => {
-      const result = await this.attempt(key, name, opts);
-      if (typeof result === 'number') busy.leaseEnds = now() + result; // Infinity: no lease
-      return result;
-    };
-    // Callers queued locally for this lock go first; only a no-wait try skips the queue.
-    if (opts.waitTime <= 0 || !this.waiters.has(name)) {
-      const result = await attempt();
-      if (typeof result !== 'number') {
-        if (opts.signal?.aborted) {
-          await this.drop(result);
-          opts.signal.throwIfAborted();
-        }
-        return result;
-      }
-      if (opts.waitTime <= 0) return null;
-    }
     if (this.closing) throw this.closing;
     opts.signal?.throwIfAborted();
     const remaining = Math.max(0, opts.waitTime - (now() - started));
+    const attempt = () =>
+      this.attempt(key, name, opts).then((result) => {
+        if (typeof result === 'number') busy.leaseEnds = now() + result;
+        return result;
+      });
     return this.waiters.wait(name, attempt, remaining, opts.signal);
   }
 
   /**
    * One acquire attempt with a fresh owner id: the hold, or the holder's remaining lease.
    * Bounded in time (the wait, kept between a third of the lease and the lease); a grant that
-   * comes later is freed, and so is one whose answer was lost on the connection.
+   * comes later is freed, and so is one whose answer was lost on the connection. One promise
+   * and one timer per attempt: this is the path every lock call takes.
    */
-  private async attempt(key: string, name: string, opts: ResolvedLockOptions) {
-    if (this.closing) throw this.closing;
+  private attempt(
+    key: string,
+    name: string,
+    opts: ResolvedLockOptions,
+  ): Promise<LockHold | number> {
+    if (this.closing) return Promise.reject(this.closing);
     const owner = `${this.clientId}:${++this.ownerSeq}`;
     const { leaseTime, fencing } = opts;
     const sentAt = now();
-    this.inFlight++;
-    const pending = this.store
-      .acquire({ key, name, owner, leaseTime, fencing })
-      .then((reply) => this.granted(reply, key, name, owner, opts, sentAt))
-      .finally(() => {
-        if (--this.inFlight === 0) this.drained?.();
-      });
     const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
-    let result: LockHold | number | typeof TIMED_OUT;
-    try {
-      result = await within(pending, limit);
-    } catch (error) {
-      // A script that failed midway may have written the lock (Redis keeps a script's writes).
-      if (error instanceof LockRedisError) void this.cleanup(key, name, owner, sentAt + leaseTime);
-      throw error;
-    }
-    if (result !== TIMED_OUT) return result;
-    pending.then(
-      (late) => void (typeof late !== 'number' && this.drop(late)),
-      () => undefined,
-    );
-    void this.cleanup(key, name, owner, sentAt + leaseTime);
-    throw new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`));
+    this.inFlight++;
+    return new Promise<LockHold | number>((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        void this.cleanup(key, name, owner, sentAt + leaseTime);
+        reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
+      }, limit);
+      timer.unref();
+      this.store.acquire({ key, name, owner, leaseTime, fencing }).then(
+        (reply) => {
+          this.settled(timer);
+          let result: LockHold | number;
+          try {
+            result = this.granted(reply, key, name, owner, opts, sentAt);
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          // An answer after the bound: the caller has moved on, so a late grant is freed.
+          if (!timedOut) resolve(result);
+          else if (typeof result !== 'number') void this.drop(result);
+        },
+        (error: unknown) => {
+          this.settled(timer);
+          if (timedOut) return;
+          // A script that failed midway may have written the lock (Redis keeps a script's writes).
+          if (error instanceof LockRedisError)
+            void this.cleanup(key, name, owner, sentAt + leaseTime);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** An attempt's store call settled: stop its bound, and wake close() when it was the last. */
+  private settled(timer: NodeJS.Timeout): void {
+    clearTimeout(timer);
+    if (--this.inFlight === 0) this.drained?.();
   }
 
   private granted(
@@ -349,41 +376,61 @@ export class LockEngine {
     return hold;
   }
 
-  /** Frees an entry's hold in the store; throws LockLostError when it had been lost. */
-  private async release(hold: LockHold): Promise<void> {
+  /**
+   * Frees an entry's hold in the store; rejects with LockLostError when it had been lost. One
+   * promise and one timer per release, as for an attempt.
+   */
+  private release(hold: LockHold): Promise<void> {
     const lost = hold.lostError;
-    if (hold.released) {
-      if (lost) throw lost;
-      return;
-    }
+    if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
     this.holds.remove(hold);
     hold.released = true;
-    const pending = this.store.release(hold);
-    let result: number | null | typeof TIMED_OUT;
-    try {
-      // After a known loss, or with the lease already over, the answer matters little: bounded.
-      const limit = Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
-      result = await within(pending, lost ? FINAL_RELEASE_TIMEOUT : limit);
-    } catch (error) {
-      // The lock stays until its lease ends (the watchdog no longer renews it).
-      this.config.logger.warn(
-        `Releasing lock "${hold.key}" failed (${text(error)}); it will expire within ${hold.leaseTime} ms.`,
+    // After a known loss, or with the lease already over, the answer matters little: bounded.
+    const limit = lost
+      ? FINAL_RELEASE_TIMEOUT
+      : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
+    return new Promise<void>((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        if (lost) reject(lost);
+        else {
+          this.config.logger.warn(
+            `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
+          );
+          resolve();
+        }
+      }, limit);
+      timer.unref();
+      this.store.release(hold).then(
+        (listeners) => {
+          clearTimeout(timer);
+          if (timedOut) return;
+          if (lost) return reject(lost);
+          if (listeners !== null) {
+            this.waiters.released(hold.name, listeners);
+            this.config.observer?.released(hold.key, now() - hold.sentAt);
+            return resolve();
+          }
+          const error = new LockLostError(
+            hold.key,
+            'it had expired or been deleted before release',
+          );
+          this.report(error);
+          reject(error);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (timedOut) return;
+          // The lock stays until its lease ends (the watchdog no longer renews it).
+          this.config.logger.warn(
+            `Releasing lock "${hold.key}" failed (${text(error)}); it will expire within ${hold.leaseTime} ms.`,
+          );
+          if (lost) reject(lost);
+          else resolve();
+        },
       );
-      if (lost) throw lost;
-      return;
-    }
-    if (lost) throw lost;
-    if (result === TIMED_OUT) {
-      this.config.logger.warn(`Releasing lock "${hold.key}" got no answer; it expires on its own.`);
-      return;
-    }
-    if (result === null) {
-      const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
-      this.report(error);
-      throw error;
-    }
-    this.waiters.released(hold.name, result);
-    this.config.observer?.released(hold.key, now() - hold.sentAt);
+    });
   }
 
   /** Frees a hold nobody uses (abandoned, late, or at shutdown), quietly. */

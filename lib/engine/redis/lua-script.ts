@@ -23,6 +23,25 @@ export class LuaScript {
     });
   }
 
+  /**
+   * As run(), with the reply mapped by `onReply` and any failure by `onError` in the same step
+   * (one promise less per call than `run(...).then(onReply, onError)`: the lock's hot path).
+   */
+  call<T>(
+    client: Redis,
+    onReply: (reply: unknown) => T,
+    onError: (error: unknown) => never,
+    numKeys: number,
+    ...keysAndArgs: (string | number)[]
+  ): Promise<T> {
+    return client.evalsha(this.sha, numKeys, ...keysAndArgs).then(onReply, (error: unknown) => {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return onError(error);
+      return this.load(client)
+        .then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs))
+        .then(onReply, onError);
+    });
+  }
+
   /** One SCRIPT LOAD per client however many calls found the script missing at once. */
   private load(client: Redis): Promise<unknown> {
     let loading = this.loading.get(client);

@@ -54,26 +54,23 @@ export class RedisStore implements LockStore {
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const { name, fencing } = request;
-    return LockScripts.acquire
-      .run(
-        this.client,
-        2,
-        name,
-        tokenKey(name),
-        request.leaseTime,
-        request.owner,
-        fencing ? '1' : '0',
-        FENCING_COUNTER_TTL,
-      )
-      .then(
-        (reply) => {
-          // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - reply.
-          const result = Number(reply);
-          if (result >= 0) return { granted: true, fencingToken: fencing ? result : undefined };
-          return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
-        },
-        failure(request.key, 'acquire'),
-      );
+    return LockScripts.acquire.call(
+      this.client,
+      (reply) => {
+        // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - reply.
+        const result = Number(reply);
+        if (result >= 0) return { granted: true, fencingToken: fencing ? result : undefined };
+        return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
+      },
+      failure(request.key, 'acquire'),
+      2,
+      name,
+      tokenKey(name),
+      request.leaseTime,
+      request.owner,
+      fencing ? '1' : '0',
+      FENCING_COUNTER_TTL,
+    );
   }
 
   release(hold: StoredHold): Promise<number | null> {
@@ -81,17 +78,17 @@ export class RedisStore implements LockStore {
     // 32 hex digits, as Redisson's: this store's random half, then the owner's number.
     const requestId =
       this.requestIdPrefix + owner.slice(owner.lastIndexOf(':') + 1).padStart(16, '0');
-    return LockScripts.release
-      .run(
-        this.client,
-        2,
-        name,
-        unlockLatchKey(name, requestId),
-        channelName(name),
-        owner,
-        UNLOCK_LATCH_TTL,
-      )
-      .then((reply) => (reply === null ? null : Number(reply)), failure(hold.key, 'release'));
+    return LockScripts.release.call(
+      this.client,
+      (reply) => (reply === null ? null : Number(reply)),
+      failure(hold.key, 'release'),
+      2,
+      name,
+      unlockLatchKey(name, requestId),
+      channelName(name),
+      owner,
+      UNLOCK_LATCH_TTL,
+    );
   }
 
   async renew(holds: readonly StoredHold[], leaseTime: number): Promise<boolean[]> {

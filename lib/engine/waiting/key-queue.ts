@@ -1,3 +1,4 @@
+import { now } from '../clock';
 import type { LockHold } from '../lock-hold';
 import { MAX_TIMER_DELAY } from '../options/validate';
 import { isConnectionError } from '../store/lock-store';
@@ -32,6 +33,14 @@ const CONNECTION_RETRY_DELAY = 100;
  */
 const HOLD_BACK_DELAY = 2;
 /**
+ * How long this process holds back its next attempt on a lock after its release was announced
+ * to other processes, ms: about the time a woken waiter needs to read the notice and send its
+ * attempt. Without it the releasing process, whose next acquire starts on the release's own
+ * answer, wins nearly every race against the processes the notice woke (they read it a tick
+ * later), and starves them when they share its event loop.
+ */
+export const HANDOFF_HOLD_BACK = 2;
+/**
  * How long a queue stays subscribed after its last waiter left, ms: a caller that comes back
  * soon (a worker in a loop) finds the subscription and the turn-taking state still there.
  */
@@ -49,6 +58,8 @@ export class KeyQueue {
   private readonly turns = new TurnPolicy();
   private subscribed = false;
   private subscribing = true;
+  /** Until when (clock ms) attempts wait: this process just released and others were told. */
+  private holdBackUntil: number;
   private attempting = false;
   /** A notice or wake-up came while the head's attempt was in flight: try again at once. */
   private wakePending = false;
@@ -64,7 +75,10 @@ export class KeyQueue {
     private readonly host: QueueHost,
     /** Retry delay when the holder's lock has no lease (a foreign lock). */
     private readonly noLeaseRetry: number,
+    /** A hold-back (clock ms) begun before the queue existed; 0 for none. */
+    holdBackUntil = 0,
   ) {
+    this.holdBackUntil = holdBackUntil;
     this.waiters = new WaitList(() => this.left());
     this.subscribe();
   }
@@ -90,9 +104,18 @@ export class KeyQueue {
     else this.attempt(true);
   }
 
-  /** This process released the lock; `listeners` processes were told. */
-  released(listeners: number): void {
+  /** Whether release notices of the lock reach this queue (its subscription is in place). */
+  get listening(): boolean {
+    return this.subscribed;
+  }
+
+  /**
+   * This process released the lock; `listeners` processes were told, and when `holdBackUntil`
+   * (clock ms) is given, other processes among them: local attempts wait until then.
+   */
+  released(listeners: number, holdBackUntil?: number): void {
     this.turns.released(listeners);
+    if (holdBackUntil !== undefined) this.holdBackUntil = holdBackUntil;
     // Without a subscription no notice will come: local waiters try now.
     if (!this.subscribed) this.attempt();
   }
@@ -136,6 +159,12 @@ export class KeyQueue {
     }
     const head = this.waiters.head();
     if (head === undefined) return;
+    // Held back after this process's own release: notices and wake-ups meanwhile try at its end.
+    const holdBack = this.holdBackUntil - now();
+    if (holdBack > 0) {
+      this.retryAfter(holdBack);
+      return;
+    }
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.attempting = true;

@@ -1,6 +1,10 @@
+import { now } from '../clock';
 import type { LockHold } from '../lock-hold';
 import type { LockStore } from '../store/lock-store';
-import { KeyQueue, type Attempt, type QueueHost } from './key-queue';
+import { HANDOFF_HOLD_BACK, KeyQueue, type Attempt, type QueueHost } from './key-queue';
+
+/** Above this many hold-backs of names without a queue, the ended ones are swept out. */
+const HOLD_BACK_SWEEP = 1_000;
 
 /** What the waiters report to the engine. */
 export interface WaitersDriver {
@@ -16,6 +20,8 @@ export interface WaitersDriver {
  */
 export class LockWaiters {
   private readonly queues = new Map<string, KeyQueue>();
+  /** Hold-backs (until, clock ms) after releases of names that had no queue here. */
+  private readonly holdBacks = new Map<string, number>();
   private readonly host: QueueHost;
 
   constructor(
@@ -41,9 +47,17 @@ export class LockWaiters {
     });
   }
 
-  /** Whether this process queues callers for lock `name` (or did within the linger time). */
+  /**
+   * Whether a new caller for lock `name` must join the local queue: callers are queued (or were
+   * within the linger time), or this process released it a moment ago with others listening.
+   */
   has(name: string): boolean {
-    return this.queues.has(name);
+    if (this.queues.has(name)) return true;
+    const until = this.holdBacks.get(name);
+    if (until === undefined) return false;
+    if (until > now()) return true;
+    this.holdBacks.delete(name);
+    return false;
   }
 
   /**
@@ -58,15 +72,32 @@ export class LockWaiters {
   ): Promise<LockHold | null> {
     let queue = this.queues.get(name);
     if (queue === undefined) {
-      queue = new KeyQueue(name, this.host, this.noLeaseRetry);
+      queue = new KeyQueue(name, this.host, this.noLeaseRetry, this.holdBacks.get(name));
+      this.holdBacks.delete(name);
       this.queues.set(name, queue);
     }
     return queue.wait(attempt, waitTime, signal);
   }
 
-  /** This process freed lock `name`; `listeners` processes were told. */
+  /**
+   * This process freed lock `name`; `listeners` processes were told. When other processes were
+   * among them (this one's own subscription aside), the next local attempt holds back briefly,
+   * so that the one its notice woke takes the lock first.
+   */
   released(name: string, listeners: number): void {
-    this.queues.get(name)?.released(listeners);
+    const queue = this.queues.get(name);
+    const others = listeners - (queue?.listening ? 1 : 0);
+    const holdBackUntil = others > 0 ? now() + HANDOFF_HOLD_BACK : undefined;
+    if (queue) {
+      queue.released(listeners, holdBackUntil);
+      return;
+    }
+    if (holdBackUntil === undefined) return;
+    if (this.holdBacks.size >= HOLD_BACK_SWEEP) {
+      const time = now();
+      for (const [held, until] of this.holdBacks) if (until <= time) this.holdBacks.delete(held);
+    }
+    this.holdBacks.set(name, holdBackUntil);
   }
 
   /** Rejects every waiter (shutdown) and drops the subscriptions. */

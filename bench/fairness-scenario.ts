@@ -1,0 +1,127 @@
+import type { Redis } from 'ioredis';
+import {
+  childProcesses,
+  inProcessClients,
+  mergeLogs,
+  type FairnessResult,
+  type FairnessTag,
+} from './fairness';
+import { fmt, median, table } from './stats';
+
+/** The two fairness shapes: one worker per client, clients in processes or in one process. */
+const SHAPES = ['8 processes × 1 worker', '8 clients in 1 process × 1 worker'] as const;
+const WORKERS = 8;
+
+/** One row of the fairness table: medians over the repetitions of one shape and contender. */
+export interface FairnessRow {
+  shape: string;
+  name: string;
+  ownerChangesPerSec: number;
+  sectionsPerSec: number;
+  minMax: number;
+  timeouts: number;
+  violations: number;
+  handoffUs: number;
+  releaseUs: number;
+  sectionUs: number;
+  /** This library: script calls (acquire attempts and releases) per section. */
+  scriptCallsPerSection?: number;
+  reps: (FairnessResult & { scriptCalls: number })[];
+}
+
+/**
+ * Runs both shapes for every contender, `reps` interleaved repetitions of `durationMs` each,
+ * every worker looping `locked(key, GET then SET counter + 1)` on one key.
+ */
+export async function fairnessScenario(
+  contenders: { name: string; tag: FairnessTag }[],
+  server: { url: string; port: number },
+  admin: Redis,
+  options: { durationMs: number; reps: number; freshKey: (tag: string) => string },
+  progress: (message: string) => void,
+): Promise<FairnessRow[]> {
+  const results = new Map<string, (FairnessResult & { scriptCalls: number })[]>();
+  for (let rep = 0; rep < options.reps; rep++) {
+    for (const shape of SHAPES) {
+      for (let i = 0; i < contenders.length; i++) {
+        const contender = contenders[(i + rep) % contenders.length];
+        progress(`fairness ${shape} rep ${rep + 1}/${options.reps}: ${contender.name}`);
+        const keys = { lock: options.freshKey('fair'), counter: options.freshKey('fair-counter') };
+        const before = await scriptCalls(admin);
+        const logs =
+          shape === SHAPES[0]
+            ? await childProcesses(contender.tag, server.port, keys, WORKERS, options.durationMs)
+            : await inProcessClients(
+                contender.tag,
+                server.url,
+                admin,
+                keys,
+                WORKERS,
+                options.durationMs,
+              );
+        const calls = (await scriptCalls(admin)) - before;
+        const result = mergeLogs(logs, Number((await admin.get(keys.counter)) ?? 0));
+        const id = `${shape}|${contender.name}`;
+        results.set(id, [...(results.get(id) ?? []), { ...result, scriptCalls: calls }]);
+      }
+    }
+  }
+  const seconds = options.durationMs / 1000;
+  return SHAPES.flatMap((shape) =>
+    contenders.map(({ name, tag }) => {
+      const reps = results.get(`${shape}|${name}`)!;
+      return {
+        shape,
+        name,
+        ownerChangesPerSec: median(reps.map((r) => r.ownerChanges / seconds)),
+        sectionsPerSec: median(reps.map((r) => r.sections / seconds)),
+        minMax: median(reps.map((r) => Math.min(...r.perWorker) / Math.max(...r.perWorker))),
+        timeouts: reps.reduce((sum, r) => sum + r.timeouts, 0),
+        violations: reps.reduce((sum, r) => sum + r.violations, 0),
+        handoffUs: median(reps.map((r) => r.handoffUs)),
+        releaseUs: median(reps.map((r) => r.releaseUs)),
+        sectionUs: median(reps.map((r) => r.sectionUs)),
+        scriptCallsPerSection:
+          tag === 'lib' ? median(reps.map((r) => r.scriptCalls / r.sections)) : undefined,
+        reps,
+      };
+    }),
+  );
+}
+
+/** The fairness table (markdown). */
+export function fairnessTable(rows: FairnessRow[]): string {
+  return table(
+    [
+      'shape',
+      'implementation',
+      'owner changes/s',
+      'sections/s',
+      'worker min/max',
+      'timeouts',
+      'violations',
+      'handoff µs',
+      'release µs',
+      'section µs',
+      'script calls per section',
+    ],
+    rows.map((r) => [
+      r.shape,
+      r.name,
+      fmt(r.ownerChangesPerSec),
+      fmt(r.sectionsPerSec),
+      fmt(r.minMax, 2),
+      r.timeouts,
+      r.violations,
+      fmt(r.handoffUs),
+      fmt(r.releaseUs),
+      fmt(r.sectionUs),
+      r.scriptCallsPerSection === undefined ? '' : fmt(r.scriptCallsPerSection, 2),
+    ]),
+  );
+}
+
+async function scriptCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+}

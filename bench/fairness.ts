@@ -1,0 +1,191 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
+import { median } from './stats';
+
+/** How long a fairness worker waits for the lock before its acquire counts as a timeout, ms. */
+export const FAIRNESS_WAIT = 10_000;
+
+/** What one worker of a fairness run saw: the counter value read in each of its sections. */
+export interface WorkerLog {
+  values: number[];
+  /** Per section, wall-clock ms (µs precision): the function began, ended, run() returned. */
+  began: number[];
+  ended: number[];
+  returned: number[];
+  timeouts: number;
+}
+
+/** One fairness run, merged over its workers. */
+export interface FairnessResult {
+  sections: number;
+  ownerChanges: number;
+  perWorker: number[];
+  timeouts: number;
+  /** Sections that read a value another section also read, or updates the counter lost. */
+  violations: number;
+  /** Medians over owner changes, µs: from the previous section's end to the next one's start. */
+  handoffUs: number;
+  /** ... of which the releasing worker's release (its run() returning after the section). */
+  releaseUs: number;
+  /** Median duration of a section (GET + SET), µs. */
+  sectionUs: number;
+}
+
+/** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
+const clockMs = () => performance.timeOrigin + performance.now();
+
+/** The lock implementations a fairness run can use, by the tag a child process gets. */
+export type FairnessTag = 'lib' | 'semaphore' | 'redlock';
+
+/** One client of `tag` on `url`, with its own connections (and, for this library, its own Nest app). */
+export async function fairnessClient(tag: FairnessTag, url: string): Promise<Adapter> {
+  if (tag === 'lib') return (await nestjsRedisLock(url, { waitTime: FAIRNESS_WAIT })).run;
+  const client = new Redis(url);
+  const adapter = tag === 'semaphore' ? redisSemaphore(client) : redlock(client, false);
+  return { ...adapter, close: () => Promise.resolve(client.disconnect()) };
+}
+
+/**
+ * One worker: from `startAt` for `durationMs`, loops `locked(lock, GET counter then SET it + 1)`
+ * and logs each value read. A failed acquire (timeout) is counted and the loop goes on.
+ */
+export async function counterLoop(
+  adapter: Adapter,
+  redis: Redis,
+  keys: { lock: string; counter: string },
+  durationMs: number,
+  startAt: number,
+): Promise<WorkerLog> {
+  const log: WorkerLog = { values: [], began: [], ended: [], returned: [], timeouts: 0 };
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+  const endAt = startAt + durationMs;
+  while (Date.now() < endAt) {
+    try {
+      await adapter.locked(keys.lock, async () => {
+        log.began.push(clockMs());
+        const value = Number((await redis.get(keys.counter)) ?? 0);
+        await redis.set(keys.counter, value + 1);
+        log.values.push(value);
+        log.ended.push(clockMs());
+      });
+      log.returned.push(clockMs());
+    } catch {
+      log.timeouts++;
+    }
+  }
+  return log;
+}
+
+/**
+ * Merges the workers' logs: sorted by the value each section read, the sections form the
+ * lock's history (when exclusion held, every value 0..n-1 once); an owner change is a section
+ * whose predecessor ran on another worker. `counter` is the counter's final value.
+ */
+export function mergeLogs(logs: WorkerLog[], counter: number): FairnessResult {
+  const history = logs
+    .flatMap((log, worker) =>
+      log.values.map((value, i) => ({
+        value,
+        worker,
+        began: log.began[i],
+        ended: log.ended[i],
+        returned: log.returned[i] ?? Number.NaN,
+      })),
+    )
+    .sort((a, b) => a.value - b.value);
+  let ownerChanges = 0;
+  let repeated = 0;
+  const handoffs: number[] = [];
+  const releases: number[] = [];
+  for (let i = 1; i < history.length; i++) {
+    const [before, after] = [history[i - 1], history[i]];
+    if (after.value === before.value) repeated++;
+    if (after.worker === before.worker) continue;
+    ownerChanges++;
+    handoffs.push((after.began - before.ended) * 1e3);
+    if (!Number.isNaN(before.returned)) releases.push((before.returned - before.ended) * 1e3);
+  }
+  const sections = history.length;
+  return {
+    sections,
+    ownerChanges,
+    perWorker: logs.map((log) => log.values.length),
+    timeouts: logs.reduce((sum, log) => sum + log.timeouts, 0),
+    violations: Math.max(repeated, Math.abs(sections - counter)),
+    handoffUs: median(handoffs),
+    releaseUs: median(releases),
+    sectionUs: median(history.map((h) => (h.ended - h.began) * 1e3)),
+  };
+}
+
+/** (b) `workers` independent clients of `tag` in this process, one worker each. */
+export async function inProcessClients(
+  tag: FairnessTag,
+  url: string,
+  state: Redis,
+  keys: { lock: string; counter: string },
+  workers: number,
+  durationMs: number,
+): Promise<WorkerLog[]> {
+  const clients = await Promise.all(
+    Array.from({ length: workers }, () => fairnessClient(tag, url)),
+  );
+  const startAt = Date.now() + 100;
+  try {
+    return await Promise.all(
+      clients.map((client) => counterLoop(client, state, keys, durationMs, startAt)),
+    );
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+}
+
+/** (a) `workers` child processes of `tag`, one worker each; all start at the same time. */
+export async function childProcesses(
+  tag: FairnessTag,
+  port: number,
+  keys: { lock: string; counter: string },
+  workers: number,
+  durationMs: number,
+): Promise<WorkerLog[]> {
+  const ready: Promise<void>[] = [];
+  const children = Array.from({ length: workers }, () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        join(__dirname, 'fairness-worker.ts'),
+        tag,
+        String(port),
+        keys.lock,
+        keys.counter,
+        String(durationMs),
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    let output = '';
+    ready.push(
+      new Promise<void>((resolve) =>
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.startsWith('ready\n')) resolve();
+        }),
+      ),
+    );
+    const done = new Promise<WorkerLog>((resolve, reject) =>
+      child.on('exit', (code) =>
+        code === 0
+          ? resolve(JSON.parse(output.slice('ready\n'.length)) as WorkerLog)
+          : reject(new Error(`fairness worker exited ${code}`)),
+      ),
+    );
+    return { child, done };
+  });
+  await Promise.all(ready);
+  const startAt = Date.now() + 200;
+  for (const { child } of children) child.stdin.end(`${startAt}\n`);
+  return Promise.all(children.map((c) => c.done));
+}
