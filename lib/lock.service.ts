@@ -10,7 +10,7 @@ import { Subject, type Observable } from 'rxjs';
 import { LockEngine } from './engine/lock-engine';
 import type { LockHandle } from './engine/lock-handle';
 import type { LockOptions, RunOptions } from './engine/options/lock-options';
-import { openConnections } from './engine/redis/redis-connections';
+import { IOREDIS_MAJOR, openConnections } from './engine/redis/redis-connections';
 import { RedisStore } from './engine/redis/redis-store';
 import type { LockLostError } from './lock.errors';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
@@ -47,6 +47,11 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const connections = openConnections(resolved);
     this.logConnectionErrors(connections.subscriber, 'pub/sub');
     if (!resolved.client) this.logConnectionErrors(connections.client, 'command');
+    if (connections.client.isCluster && !connections.canShard) {
+      this.logger.warn(
+        `ioredis ${IOREDIS_MAJOR} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
+      );
+    }
     this.store = new RedisStore(connections);
     this.engine = new LockEngine({
       store: this.store,

@@ -1,18 +1,26 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { ClusterConfig } from './engine/redis/redis-connections';
 import type { LockLostPolicy } from './engine/options/lock-options';
 
 /** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
 export interface RedisLockModuleOptions {
   /**
-   * ioredis options or a `redis://` / `rediss://` URL. The module opens its own connections
-   * (one for commands, one for pub/sub) and closes them on shutdown. Give this or `client`.
+   * ioredis options or a `redis://` / `rediss://` URL; a Sentinel group with `sentinels` and
+   * `name`. The module opens its own connections (one for commands, one for pub/sub, both
+   * following the primary) and closes them on shutdown. Give one of `redis`, `cluster`, `client`.
    */
   redis?: RedisOptions | string;
   /**
-   * An ioredis client you own: used for commands and duplicated once for pub/sub (the
-   * duplicate is closed on shutdown, your client never is). Give this or `redis`.
+   * A Redis Cluster: `nodes` and `options` as ioredis' `new Cluster(nodes, options)` takes them.
+   * The module opens a Cluster client for commands and one for (sharded) pub/sub, and closes
+   * them on shutdown. Give one of `redis`, `cluster`, `client`.
    */
-  client?: Redis;
+  cluster?: ClusterConfig;
+  /**
+   * An ioredis `Redis` or `Cluster` you own: used for commands and duplicated once for pub/sub
+   * (the duplicate is closed on shutdown, your client never is).
+   */
+  client?: Redis | Cluster;
   /** Prepended to every lock key, e.g. `'billing:'` to keep apps on one Redis apart. Default none. */
   keyPrefix?: string;
   /** Watchdog lease in ms, renewed every third of it while the owner runs. Default 30 000. */

@@ -1,4 +1,6 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { assertConnectionSource, SOURCE_OPTIONS } from './connection-source.validation';
+import type { ClusterConfig } from './engine/redis/redis-connections';
 import { assertLostPolicy, type LockLostPolicy } from './engine/options/lock-options';
 import {
   assertBoolean,
@@ -20,7 +22,8 @@ import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 /** Module options after validation, with defaults filled in. */
 export interface ResolvedModuleOptions {
   redis: RedisOptions | string | undefined;
-  client: Redis | undefined;
+  cluster: ClusterConfig | undefined;
+  client: Redis | Cluster | undefined;
   keyPrefix: string;
   leaseTime: number;
   waitTime: number;
@@ -34,8 +37,7 @@ export interface ResolvedModuleOptions {
 export type StartupCheck = 'fail' | 'warn' | 'off';
 
 const KNOWN_OPTIONS = [
-  'redis',
-  'client',
+  ...SOURCE_OPTIONS,
   'keyPrefix',
   'leaseTime',
   'waitTime',
@@ -61,15 +63,8 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertOptionsObject(options);
   const given = options as Record<string, unknown>;
   assertKnownOptions(given, KNOWN_OPTIONS);
+  assertConnectionSource(given);
   const o = given as RedisLockModuleOptions;
-  if ((o.redis === undefined) === (o.client === undefined)) {
-    throw new LockOptionsError(
-      o.redis === undefined ? 'redis' : 'client',
-      'give exactly one of `redis` (ioredis options or a redis:// URL; the module owns the connections) or `client` (an ioredis instance you own).',
-    );
-  }
-  if (o.redis !== undefined) assertRedis(o.redis);
-  if (o.client !== undefined) assertClient(o.client);
   const keyPrefix = o.keyPrefix ?? '';
   if (typeof keyPrefix !== 'string') {
     throw new LockOptionsError('keyPrefix', `expected a string, got ${describe(keyPrefix)}.`);
@@ -110,6 +105,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   return {
     checkOnStartup,
     redis: o.redis,
+    cluster: o.cluster,
     client: o.client,
     keyPrefix,
     leaseTime,
@@ -118,60 +114,4 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     onLockLost,
     shutdownTimeout,
   };
-}
-
-function assertRedis(redis: unknown): void {
-  if (typeof redis === 'string') {
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(redis).protocol;
-    } catch {
-      protocol = undefined;
-    }
-    if (protocol !== 'redis:' && protocol !== 'rediss:') {
-      throw new LockOptionsError(
-        'redis',
-        `expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379, got ${describe(redis)}.`,
-      );
-    }
-    return;
-  }
-  if (typeof redis !== 'object' || redis === null || Array.isArray(redis)) {
-    throw new LockOptionsError(
-      'redis',
-      `expected ioredis options ({ host, port, … }) or a redis:// URL, got ${describe(redis)}.`,
-    );
-  }
-  assertNoIoredisPrefix((redis as RedisOptions).keyPrefix, 'redis.keyPrefix');
-}
-
-/** ioredis' own keyPrefix would prefix the lock hash but not its channel: names stop matching Redisson's. */
-function assertNoIoredisPrefix(prefix: unknown, option: string): void {
-  if (prefix === undefined || prefix === '') return;
-  throw new LockOptionsError(
-    option,
-    `ioredis' keyPrefix is not supported: it would prefix the lock's keys but not its pub/sub channel, so names stop matching Redisson's. Use the module's own keyPrefix option instead (e.g. keyPrefix: ${describe(prefix)}).`,
-  );
-}
-
-function assertClient(client: unknown): void {
-  const candidate = client as Partial<Redis> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.evalsha !== 'function' ||
-    typeof candidate.duplicate !== 'function'
-  ) {
-    throw new LockOptionsError(
-      'client',
-      `expected an ioredis Redis instance (new Redis(...)), got ${describe(client)}.`,
-    );
-  }
-  if ((client as { isCluster?: boolean }).isCluster === true) {
-    throw new LockOptionsError(
-      'client',
-      'an ioredis Cluster client is not supported yet; give a Redis client of one server or a Sentinel group.',
-    );
-  }
-  assertNoIoredisPrefix((client as Redis).options?.keyPrefix, 'client.options.keyPrefix');
 }

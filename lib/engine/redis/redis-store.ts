@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ReplyError, type Redis } from 'ioredis';
+import { ReplyError, type Cluster } from 'ioredis';
 import { LockError, LockRedisError } from '../../lock.errors';
 import type {
   AcquireReply,
@@ -8,7 +8,9 @@ import type {
   NoticeListener,
   StoredHold,
 } from '../store/lock-store';
+import { renewOnCluster, RENEW_CALL_SIZE } from './cluster-renewal';
 import { LockScripts } from './lock-scripts';
+import type { ScriptClient } from './lua-script';
 import { ready, type RedisConnections } from './redis-connections';
 import {
   channelName,
@@ -26,15 +28,22 @@ const FENCING_COUNTER_TTL = 7 * 24 * 3_600_000;
 const SUBSCRIBE_TIMEOUT = 7_500;
 const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
 
+/** The first Redis version with sharded pub/sub (SPUBLISH, SSUBSCRIBE). */
+const SHARDED_PUBSUB_MAJOR = 7;
+
 /**
- * The lock store on one Redis server or Sentinel-managed primary: Redisson's RLock layout, one
- * Lua script per state change, release notices over pub/sub on Redisson's channels.
+ * The lock store on one Redis server, a Sentinel-managed primary or a Redis Cluster: Redisson's
+ * RLock layout, one Lua script per state change (all keys of a script in the lock's slot),
+ * release notices over pub/sub on Redisson's channels: sharded (SPUBLISH/SSUBSCRIBE) on a
+ * Cluster of Redis >= 7 when ioredis can follow sharded channels, classic otherwise.
  */
 export class RedisStore implements LockStore {
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
-  private readonly client: Redis;
-  private readonly subscriber: Redis;
+  private readonly client: ScriptClient;
+  private readonly subscriber: ScriptClient;
+  /** Whether notices go over sharded pub/sub; decided once, at the first need. */
+  private shardedNotices: Promise<boolean> | undefined;
   /** Lock name of each channel subscribed to. */
   private readonly channels = new Map<string, string>();
   private listener: NoticeListener | undefined;
@@ -42,11 +51,13 @@ export class RedisStore implements LockStore {
   constructor(private readonly connections: RedisConnections) {
     this.client = connections.client;
     this.subscriber = connections.subscriber;
-    this.subscriber.on('message', (channel: string, message: string) => {
+    const onMessage = (channel: string, message: string) => {
       if (message !== UNLOCK_MESSAGE && message !== WAKE_ALL_MESSAGE) return;
       const name = this.channels.get(channel);
       if (name !== undefined) this.listener?.notice(name);
-    });
+    };
+    this.subscriber.on('message', onMessage);
+    this.subscriber.on('smessage', onMessage);
     // After a reconnect ioredis subscribes again, but releases announced meanwhile are gone.
     this.subscriber.on('ready', () => this.listener?.reconnected());
   }
@@ -75,37 +86,58 @@ export class RedisStore implements LockStore {
       );
   }
 
-  release(hold: StoredHold): Promise<number | null> {
+  async release(hold: StoredHold): Promise<number | null> {
     const { name, owner } = hold;
     // 32 hex digits, as Redisson's: this store's random half, then the owner's number.
     const requestId =
       this.requestIdPrefix + owner.slice(owner.lastIndexOf(':') + 1).padStart(16, '0');
+    const publish = await this.publishCommand(hold.key, 'release');
     return LockScripts.release
       .run(
         this.client,
-        2,
+        3,
         name,
         unlockLatchKey(name, requestId),
         channelName(name),
         owner,
         UNLOCK_LATCH_TTL,
+        publish,
       )
       .then((reply) => (reply === null ? null : Number(reply)), failure(hold.key, 'release'));
   }
 
-  async renew(holds: readonly StoredHold[], leaseTime: number): Promise<boolean[]> {
-    const keysAndArgs: (string | number)[] = holds.map((hold) => hold.name);
-    keysAndArgs.push(leaseTime);
-    for (const hold of holds) keysAndArgs.push(hold.owner);
-    const renewed = (await LockScripts.renew
-      .run(this.client, holds.length, ...keysAndArgs)
-      .catch(failure(holds[0]?.key ?? '', 'renew'))) as unknown[];
-    return renewed.map((value) => Number(value) === 1);
+  /**
+   * Renews every hold given, RENEW_CALL_SIZE per script call, all calls written at once: on a
+   * Cluster grouped by master (see renewOnCluster). One result per hold: still held, lost, or
+   * the LockRedisError of a call that got no answer.
+   */
+  async renew(holds: readonly StoredHold[], leaseTime: number): Promise<(boolean | Error)[]> {
+    if (this.client.isCluster) {
+      const results = await renewOnCluster(this.client as Cluster, holds, leaseTime);
+      return results.map((result, i) =>
+        result instanceof Error ? redisError(holds[i].key, 'renew', result) : result,
+      );
+    }
+    const calls: Promise<(boolean | Error)[]>[] = [];
+    for (let start = 0; start < holds.length; start += RENEW_CALL_SIZE) {
+      const batch = holds.slice(start, start + RENEW_CALL_SIZE);
+      const keysAndArgs: (string | number)[] = batch.map((hold) => hold.name);
+      keysAndArgs.push(leaseTime);
+      for (const hold of batch) keysAndArgs.push(hold.owner);
+      calls.push(
+        LockScripts.renew.run(this.client, batch.length, ...keysAndArgs).then(
+          (renewed) => (renewed as unknown[]).map((value) => Number(value) === 1),
+          (error: unknown) => batch.map((hold) => redisError(hold.key, 'renew', error)),
+        ),
+      );
+    }
+    return (await Promise.all(calls)).flat();
   }
 
-  forceUnlock(key: string, name: string): Promise<boolean> {
+  async forceUnlock(key: string, name: string): Promise<boolean> {
+    const publish = await this.publishCommand(key, 'force-unlock');
     return LockScripts.forceUnlock
-      .run(this.client, 1, name, channelName(name))
+      .run(this.client, 2, name, channelName(name), publish)
       .then((deleted) => Number(deleted) === 1, failure(key, 'force-unlock'));
   }
 
@@ -125,14 +157,39 @@ export class RedisStore implements LockStore {
     this.channels.set(channel, name);
     // A SUBSCRIBE written during the connection's handshake would break its ready check.
     if (this.subscriber.status !== 'ready') await ready(this.subscriber, SUBSCRIBE_TIMEOUT);
-    await this.subscriber.subscribe(channel);
+    if (await this.sharded()) await this.subscriber.ssubscribe(channel);
+    else await this.subscriber.subscribe(channel);
   }
 
   async unsubscribe(name: string): Promise<void> {
     const channel = channelName(name);
     if (this.channels.get(channel) !== name) return;
     this.channels.delete(channel);
-    await this.subscriber.unsubscribe(channel);
+    if (await this.sharded()) await this.subscriber.sunsubscribe(channel);
+    else await this.subscriber.unsubscribe(channel);
+  }
+
+  /**
+   * Whether release notices use sharded pub/sub: on a Cluster whose servers have it (Redis >= 7,
+   * read from INFO once) when ioredis can resubscribe sharded channels after a failover.
+   */
+  sharded(): Promise<boolean> {
+    if (!this.connections.canShard) return Promise.resolve(false);
+    this.shardedNotices ??= this.client.info('server').then(
+      (info) => Number(/redis_version:(\d+)/.exec(info)?.[1] ?? 0) >= SHARDED_PUBSUB_MAJOR,
+      (error: unknown) => {
+        this.shardedNotices = undefined;
+        throw error;
+      },
+    );
+    return this.shardedNotices;
+  }
+
+  private publishCommand(key: string, operation: string): Promise<'spublish' | 'publish'> {
+    return this.sharded().then(
+      (sharded) => (sharded ? 'spublish' : 'publish'),
+      failure(key, operation),
+    );
   }
 
   listen(listener: NoticeListener): void {
@@ -143,6 +200,7 @@ export class RedisStore implements LockStore {
   async connect(timeout: number): Promise<void> {
     try {
       await this.connections.connect(timeout);
+      await this.sharded();
     } catch (error) {
       throw new LockError(
         `Cannot reach Redis at ${this.connections.address}: ${(error as Error).message}.`,
@@ -167,6 +225,12 @@ export class RedisStore implements LockStore {
 /** Turns a failed Redis call into a LockRedisError for `key`. */
 function failure(key: string, operation: string): (error: unknown) => never {
   return (error) => {
-    throw new LockRedisError(key, operation, error, error instanceof ReplyError);
+    throw redisError(key, operation, error);
   };
+}
+
+function redisError(key: string, operation: string, error: unknown): LockRedisError {
+  return error instanceof LockRedisError
+    ? error
+    : new LockRedisError(key, operation, error, error instanceof ReplyError);
 }

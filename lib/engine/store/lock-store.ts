@@ -50,8 +50,12 @@ export interface LockStore {
    * not hold it (expired or deleted): nothing is touched then.
    */
   release(hold: StoredHold): Promise<number | null>;
-  /** Restores the lease of each hold still owned; one boolean per hold: still held. */
-  renew(holds: readonly StoredHold[], leaseTime: number): Promise<boolean[]>;
+  /**
+   * Restores the lease of each hold still owned. Gets every hold due in a renewal period at
+   * once and batches them as it sees fit. One result per hold: true (still held), false (lost),
+   * or the error of a call that got no answer (neither confirmed nor lost).
+   */
+  renew(holds: readonly StoredHold[], leaseTime: number): Promise<(boolean | Error)[]>;
   /** Deletes the lock whoever holds it and tells its waiters; true when there was one. */
   forceUnlock(key: string, name: string): Promise<boolean>;
   /** The remaining lease of the lock in ms; null when free, Infinity when held without a lease. */
