@@ -52,13 +52,14 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
         `ioredis ${IOREDIS_MAJOR} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
       );
     }
-    this.store = new RedisStore(connections);
+    this.store = new RedisStore(connections, resolved.syncTimeout);
     this.engine = new LockEngine({
       store: this.store,
       keyPrefix: resolved.keyPrefix,
       leaseTime: resolved.leaseTime,
       waitTime: resolved.waitTime,
       fencing: resolved.fencing,
+      syncReplicas: resolved.syncReplicas,
       onLockLost: resolved.onLockLost,
       logger: this.logger,
       onLost: (error) => this.lost.next(error),

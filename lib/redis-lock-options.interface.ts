@@ -41,4 +41,13 @@ export interface RedisLockModuleOptions {
    * 5 s naming the address and the cause, `'warn'` logs it and goes on, `'off'` does not wait.
    */
   checkOnStartup?: 'fail' | 'warn' | 'off';
+  /**
+   * Replicas that must acknowledge every grant (Redis WAIT on the grant's connection) before an
+   * acquire succeeds; a grant fewer acknowledged is released and tried again within the wait,
+   * then the acquire rejects with LockRedisError. Releases wait too (best effort). Per call:
+   * the `syncReplicas` option. Default 0 (replication stays asynchronous).
+   */
+  syncReplicas?: number;
+  /** How long WAIT waits for the replicas of `syncReplicas`, ms. Default 1 000. */
+  syncTimeout?: number;
 }

@@ -1,7 +1,11 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { assertConnectionSource, SOURCE_OPTIONS } from './connection-source.validation';
 import type { ClusterConfig } from './engine/redis/redis-connections';
-import { assertLostPolicy, type LockLostPolicy } from './engine/options/lock-options';
+import {
+  assertLostPolicy,
+  assertSyncReplicas,
+  type LockLostPolicy,
+} from './engine/options/lock-options';
 import {
   assertBoolean,
   assertKnownOptions,
@@ -31,7 +35,12 @@ export interface ResolvedModuleOptions {
   onLockLost: LockLostPolicy;
   shutdownTimeout: number;
   checkOnStartup: StartupCheck;
+  syncReplicas: number;
+  syncTimeout: number;
 }
+
+/** Default of `syncTimeout`: how long WAIT waits for replicas, ms. */
+export const DEFAULT_SYNC_TIMEOUT = 1_000;
 
 /** What the module does when Redis cannot be reached at startup. */
 export type StartupCheck = 'fail' | 'warn' | 'off';
@@ -45,6 +54,8 @@ const KNOWN_OPTIONS = [
   'onLockLost',
   'shutdownTimeout',
   'checkOnStartup',
+  'syncReplicas',
+  'syncTimeout',
   'isGlobal',
 ];
 
@@ -102,7 +113,18 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   }
   const checkOnStartup = o.checkOnStartup ?? 'fail';
   assertOneOf(checkOnStartup, ['fail', 'warn', 'off'], 'checkOnStartup');
+  const syncReplicas = o.syncReplicas ?? 0;
+  assertSyncReplicas(syncReplicas);
+  const syncTimeout = o.syncTimeout ?? DEFAULT_SYNC_TIMEOUT;
+  if (!Number.isInteger(syncTimeout) || syncTimeout < 1 || syncTimeout > 60_000) {
+    throw new LockOptionsError(
+      'syncTimeout',
+      `expected a whole number of ms from 1 to 60000, got ${describe(syncTimeout)}.`,
+    );
+  }
   return {
+    syncReplicas,
+    syncTimeout,
     checkOnStartup,
     redis: o.redis,
     cluster: o.cluster,

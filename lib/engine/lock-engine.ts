@@ -17,7 +17,12 @@ import { applyLostPolicy } from './options/lost-policy';
 import { describe, lockName } from './options/validate';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
-import { isConnectionError, type AcquireReply, type LockStore } from './store/lock-store';
+import {
+  isConnectionError,
+  ReplicaSyncError,
+  type AcquireReply,
+  type LockStore,
+} from './store/lock-store';
 import { resolvesWithin, sleep, TIMED_OUT, within } from './time-limit';
 import { LockWaiters } from './waiting/lock-waiters';
 import { LockRedisError } from '../lock.errors';
@@ -38,6 +43,8 @@ export interface LockEngineConfig {
   waitTime: number;
   /** Issue fencing tokens unless a call says otherwise. */
   fencing: boolean;
+  /** Replicas that must acknowledge a grant unless a call says otherwise (0: none). */
+  syncReplicas: number;
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
   logger: LockEngineLogger;
@@ -49,6 +56,8 @@ export interface LockEngineConfig {
 const FINAL_RELEASE_TIMEOUT = 500;
 /** Delay between tries to free a grant whose answer was lost, ms. */
 const CLEANUP_RETRY_DELAY = 200;
+/** Delay before trying again after a grant too few replicas acknowledged, ms. */
+const SYNC_RETRY_DELAY = 100;
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -223,8 +232,8 @@ export class LockEngine {
     waitTime: number,
     known?: readonly string[],
   ): ResolvedLockOptions {
-    const { leaseTime, fencing } = this.config;
-    return resolveLockOptions(options, { waitTime, leaseTime, fencing }, known);
+    const { leaseTime, fencing, syncReplicas } = this.config;
+    return resolveLockOptions(options, { waitTime, leaseTime, fencing, syncReplicas }, known);
   }
 
   private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | null> {
@@ -233,8 +242,33 @@ export class LockEngine {
     const holder = this.context.find(key);
     if (holder) return holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
     if (this.closing) throw this.closing;
-    const hold = await this.acquireHold(key, name, opts);
+    const hold = await this.acquireSynced(key, name, opts);
     return hold && new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
+  }
+
+  /**
+   * acquireHold, tried again while the wait lasts when the store released a grant too few
+   * replicas acknowledged; the last ReplicaSyncError when the wait is over.
+   */
+  private async acquireSynced(
+    key: string,
+    name: string,
+    opts: ResolvedLockOptions,
+  ): Promise<LockHold | null> {
+    const deadline = now() + opts.waitTime;
+    for (;;) {
+      const waitTime = Math.max(0, deadline - now());
+      try {
+        return await this.acquireHold(key, name, { ...opts, waitTime });
+      } catch (error) {
+        if (!(error instanceof ReplicaSyncError) || now() + SYNC_RETRY_DELAY >= deadline) {
+          throw error;
+        }
+      }
+      await sleep(SYNC_RETRY_DELAY);
+      opts.signal?.throwIfAborted();
+      if (this.closing) throw this.closing;
+    }
   }
 
   private async acquireHold(
@@ -269,11 +303,11 @@ export class LockEngine {
   private async attempt(key: string, name: string, opts: ResolvedLockOptions) {
     if (this.closing) throw this.closing;
     const owner = `${this.clientId}:${++this.ownerSeq}`;
-    const { leaseTime, fencing } = opts;
+    const { leaseTime, fencing, syncReplicas } = opts;
     const sentAt = now();
     this.inFlight++;
     const pending = this.store
-      .acquire({ key, name, owner, leaseTime, fencing })
+      .acquire({ key, name, owner, leaseTime, fencing, syncReplicas })
       .then((reply) => this.granted(reply, key, name, owner, opts, sentAt))
       .finally(() => {
         if (--this.inFlight === 0) this.drained?.();
@@ -306,6 +340,7 @@ export class LockEngine {
     if (!reply.granted) return reply.ttl;
     const { leaseTime, watchdog } = opts;
     const hold = new LockHold(key, name, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
+    hold.syncReplicas = opts.syncReplicas;
     if (this.closing) {
       // close() began while the store granted it: nobody will release it later, so free it now.
       void this.drop(hold);

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { ReplyError, type Cluster } from 'ioredis';
 import { LockError, LockRedisError } from '../../lock.errors';
-import type {
-  AcquireReply,
-  AcquireRequest,
-  LockStore,
-  NoticeListener,
-  StoredHold,
+import {
+  ReplicaSyncError,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockStore,
+  type NoticeListener,
+  type StoredHold,
 } from '../store/lock-store';
 import { renewOnCluster, RENEW_CALL_SIZE } from './cluster-renewal';
 import { LockScripts } from './lock-scripts';
-import type { ScriptClient } from './lua-script';
+import type { LuaScript, ScriptClient } from './lua-script';
 import { ready, type RedisConnections } from './redis-connections';
 import {
   channelName,
@@ -48,7 +49,11 @@ export class RedisStore implements LockStore {
   private readonly channels = new Map<string, string>();
   private listener: NoticeListener | undefined;
 
-  constructor(private readonly connections: RedisConnections) {
+  constructor(
+    private readonly connections: RedisConnections,
+    /** How long WAIT waits for the replicas a synced acquire or release asks for, ms. */
+    private readonly syncTimeout = 1_000,
+  ) {
     this.client = connections.client;
     this.subscriber = connections.subscriber;
     const onMessage = (channel: string, message: string) => {
@@ -62,28 +67,53 @@ export class RedisStore implements LockStore {
     this.subscriber.on('ready', () => this.listener?.reconnected());
   }
 
-  acquire(request: AcquireRequest): Promise<AcquireReply> {
-    const { name, fencing } = request;
-    return LockScripts.acquire
-      .run(
-        this.client,
-        2,
-        name,
-        tokenKey(name),
-        request.leaseTime,
-        request.owner,
-        fencing ? '1' : '0',
-        FENCING_COUNTER_TTL,
-      )
-      .then(
-        (reply) => {
-          // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - reply.
-          const result = Number(reply);
-          if (result >= 0) return { granted: true, fencingToken: fencing ? result : undefined };
-          return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
-        },
-        failure(request.key, 'acquire'),
-      );
+  async acquire(request: AcquireRequest): Promise<AcquireReply> {
+    const { key, name, fencing, owner } = request;
+    const replicas = request.syncReplicas ?? 0;
+    const args: (string | number)[] = [name, tokenKey(name), request.leaseTime, owner];
+    args.push(fencing ? '1' : '0');
+    args.push(FENCING_COUNTER_TTL);
+    const [reply, acknowledged] = await this.synced(LockScripts.acquire, replicas, 2, args).catch(
+      failure(key, 'acquire'),
+    );
+    // >= 0: acquired, the fencing token; < 0: busy, the holder's PTTL is -2 - reply.
+    const result = Number(reply);
+    if (result < 0) {
+      return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
+    }
+    if (acknowledged < replicas) {
+      await this.release({ key, name, owner }).catch(() => undefined);
+      throw new ReplicaSyncError(key, acknowledged, replicas, this.syncTimeout);
+    }
+    return { granted: true, fencingToken: fencing ? result : undefined };
+  }
+
+  /**
+   * Runs `script`; with `replicas` > 0, followed by `WAIT replicas syncTimeout` in one pipeline,
+   * so both go to the same connection (on a Cluster: the master of the first key's slot).
+   * Resolves the script's reply and how many replicas acknowledged (0 when none were asked).
+   */
+  private async synced(
+    script: LuaScript,
+    replicas: number,
+    numKeys: number,
+    keysAndArgs: (string | number)[],
+  ): Promise<[unknown, number]> {
+    if (replicas === 0) return [await script.run(this.client, numKeys, ...keysAndArgs), 0];
+    const send = (source: boolean) => {
+      const pipeline = this.client.pipeline();
+      if (source) pipeline.eval(script.source, numKeys, ...keysAndArgs);
+      else pipeline.evalsha(script.sha, numKeys, ...keysAndArgs);
+      return pipeline.wait(replicas, this.syncTimeout).exec();
+    };
+    let results = await send(false);
+    if (String((results?.[0]?.[0] as Error | null)?.message).startsWith('NOSCRIPT')) {
+      results = await send(true);
+    }
+    if (!results) throw new Error('the pipeline was discarded');
+    const [[scriptError, reply], [waitError, acknowledged]] = results;
+    if (scriptError) throw scriptError;
+    return [reply, waitError ? 0 : Number(acknowledged)];
   }
 
   async release(hold: StoredHold): Promise<number | null> {
@@ -92,18 +122,14 @@ export class RedisStore implements LockStore {
     const requestId =
       this.requestIdPrefix + owner.slice(owner.lastIndexOf(':') + 1).padStart(16, '0');
     const publish = await this.publishCommand(hold.key, 'release');
-    return LockScripts.release
-      .run(
-        this.client,
-        3,
-        name,
-        unlockLatchKey(name, requestId),
-        channelName(name),
-        owner,
-        UNLOCK_LATCH_TTL,
-        publish,
-      )
-      .then((reply) => (reply === null ? null : Number(reply)), failure(hold.key, 'release'));
+    const args: (string | number)[] = [name, unlockLatchKey(name, requestId), channelName(name)];
+    args.push(owner);
+    args.push(UNLOCK_LATCH_TTL, publish);
+    // Synced best effort: a release is never undone, whatever the replicas acknowledged.
+    const [reply] = await this.synced(LockScripts.release, hold.syncReplicas ?? 0, 3, args).catch(
+      failure(hold.key, 'release'),
+    );
+    return reply === null ? null : Number(reply);
   }
 
   /**
