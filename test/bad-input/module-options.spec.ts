@@ -84,6 +84,9 @@ describe('bad module options: bootstrap fails with LockOptionsError naming the o
       /exactly one of .*got `redis` and `cluster`/,
     ],
     [{ cluster: { nodes: [] } }, 'cluster.nodes', /non-empty array .* got an empty array/],
+    [{ redis: url, syncReplicas: -1 }, 'syncReplicas', /whole number of replicas/],
+    [{ redis: url, syncReplicas: 1.5 }, 'syncReplicas', /whole number of replicas/],
+    [{ redis: url, syncTimeout: 0 }, 'syncTimeout', /from 1 to 60000, got 0/],
     [{ cluster: { nodes: '127.0.0.1:7000' } }, 'cluster.nodes', /non-empty array/],
     [{ cluster: [] }, 'cluster', /expected \{ nodes/],
     [
