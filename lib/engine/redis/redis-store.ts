@@ -122,11 +122,19 @@ export class RedisStore implements LockStore {
     const requestId =
       this.requestIdPrefix + owner.slice(owner.lastIndexOf(':') + 1).padStart(16, '0');
     const publish = await this.publishCommand(hold.key, 'release');
-    const args: (string | number)[] = [name, unlockLatchKey(name, requestId), channelName(name)];
-    args.push(owner);
-    args.push(UNLOCK_LATCH_TTL, publish);
+    // The channel is a key only for SPUBLISH (see release.lua).
+    const sharded = publish === 'spublish';
+    const keys = [name, unlockLatchKey(name, requestId), ...(sharded ? [channelName(name)] : [])];
+    const args = [
+      ...keys,
+      owner,
+      UNLOCK_LATCH_TTL,
+      publish,
+      ...(sharded ? [] : [channelName(name)]),
+    ];
     // Synced best effort: a release is never undone, whatever the replicas acknowledged.
-    const [reply] = await this.synced(LockScripts.release, hold.syncReplicas ?? 0, 3, args).catch(
+    const replicas = hold.syncReplicas ?? 0;
+    const [reply] = await this.synced(LockScripts.release, replicas, keys.length, args).catch(
       failure(hold.key, 'release'),
     );
     return reply === null ? null : Number(reply);
@@ -162,8 +170,10 @@ export class RedisStore implements LockStore {
 
   async forceUnlock(key: string, name: string): Promise<boolean> {
     const publish = await this.publishCommand(key, 'force-unlock');
+    const sharded = publish === 'spublish';
+    const args = sharded ? [name, channelName(name), publish] : [name, publish, channelName(name)];
     return LockScripts.forceUnlock
-      .run(this.client, 2, name, channelName(name), publish)
+      .run(this.client, sharded ? 2 : 1, ...args)
       .then((deleted) => Number(deleted) === 1, failure(key, 'force-unlock'));
   }
 
