@@ -27,3 +27,4 @@ export {
   type RedisLockModuleAsyncOptions,
 } from './redis-lock.module-definition';
 export type { RedisLockModuleOptions } from './redis-lock-options.interface';
+export type { ClusterConfig } from './engine/redis/redis-connections';

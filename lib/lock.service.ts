@@ -57,6 +57,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       leaseTime: resolved.leaseTime,
       waitTime: resolved.waitTime,
       fencing: resolved.fencing,
+      syncReplicas: resolved.syncReplicas,
       onLockLost: resolved.onLockLost,
       logger: this.logger,
       observer: this.events,

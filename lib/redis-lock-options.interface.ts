@@ -1,28 +1,35 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { MemoryLockStore } from './engine/memory/memory-store';
+import type { ClusterConfig } from './engine/redis/redis-connections';
 import type { LockLostPolicy } from './engine/options/lock-options';
 import type { BusyStatus } from './lock-error-answer';
 
 /** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
 export interface RedisLockModuleOptions {
   /**
-   * ioredis options or a `redis://` / `rediss://` URL. The module opens its own connections
-   * (one for commands, one for pub/sub) and closes them on shutdown. Give exactly one of
-   * `redis`, `client` and `store`.
+   * ioredis options or a `redis://` / `rediss://` URL; a Sentinel group with `sentinels` and
+   * `name`. The module opens its own connections (one for commands, one for pub/sub, both
+   * following the primary) and closes them on shutdown. Give exactly one of `redis`,
+   * `cluster`, `client` and `store`.
    */
   redis?: RedisOptions | string;
   /**
-   * An ioredis client you own: used for commands and duplicated once for pub/sub (the
-   * duplicate is closed on shutdown, your client never is). Give exactly one of `redis`,
-   * `client` and `store`.
+   * A Redis Cluster: `nodes` and `options` as ioredis' `new Cluster(nodes, options)` takes them.
+   * The module opens a Cluster client for commands and one for (sharded) pub/sub, and closes
+   * them on shutdown.
    */
-  client?: Redis;
+  cluster?: ClusterConfig;
+  /**
+   * An ioredis `Redis` or `Cluster` you own: used for commands and duplicated once for pub/sub
+   * (the duplicate is closed on shutdown, your client never is).
+   */
+  client?: Redis | Cluster;
   /**
    * Keep the locks in this process's memory instead of Redis, for tests and single-process
    * development: `'memory'` uses one store shared by every application in the process (as apps
    * on one Redis share their locks); a `new MemoryLockStore()` of your own isolates a group of
    * apps. Same semantics as Redis within the process (re-entry, waits, leases, loss, fencing),
-   * no exclusion across processes. Instead of `redis` and `client`.
+   * no exclusion across processes.
    */
   store?: 'memory' | MemoryLockStore;
   /** Prepended to every lock key, e.g. `'billing:'` to keep apps on one Redis apart. Default none. */
@@ -55,4 +62,13 @@ export interface RedisLockModuleOptions {
    * hold ids, so the default is false.
    */
   exposeKeys?: boolean;
+  /**
+   * Replicas that must acknowledge every grant (Redis WAIT on the grant's connection) before an
+   * acquire succeeds; a grant fewer acknowledged is released and tried again within the wait,
+   * then the acquire rejects with LockRedisError. Releases wait too (best effort). Per call:
+   * the `syncReplicas` option. Default 0 (replication stays asynchronous).
+   */
+  syncReplicas?: number;
+  /** How long WAIT waits for the replicas of `syncReplicas`, ms. Default 1 000. */
+  syncTimeout?: number;
 }

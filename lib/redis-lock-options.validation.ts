@@ -1,6 +1,12 @@
-import type { Redis, RedisOptions } from 'ioredis';
-import { MemoryLockStore } from './engine/memory/memory-store';
-import { assertLostPolicy, type LockLostPolicy } from './engine/options/lock-options';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { MemoryLockStore } from './engine/memory/memory-store';
+import { assertConnectionSource, SOURCE_OPTIONS } from './connection-source.validation';
+import type { ClusterConfig } from './engine/redis/redis-connections';
+import {
+  assertLostPolicy,
+  assertSyncReplicas,
+  type LockLostPolicy,
+} from './engine/options/lock-options';
 import {
   assertBoolean,
   assertKnownOptions,
@@ -22,7 +28,8 @@ import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 /** Module options after validation, with defaults filled in. */
 export interface ResolvedModuleOptions {
   redis: RedisOptions | string | undefined;
-  client: Redis | undefined;
+  cluster: ClusterConfig | undefined;
+  client: Redis | Cluster | undefined;
   store: 'memory' | MemoryLockStore | undefined;
   keyPrefix: string;
   leaseTime: number;
@@ -33,15 +40,18 @@ export interface ResolvedModuleOptions {
   checkOnStartup: StartupCheck;
   busyStatus: BusyStatus;
   exposeKeys: boolean;
+  syncReplicas: number;
+  syncTimeout: number;
 }
+
+/** Default of `syncTimeout`: how long WAIT waits for replicas, ms. */
+export const DEFAULT_SYNC_TIMEOUT = 1_000;
 
 /** What the module does when Redis cannot be reached at startup. */
 export type StartupCheck = 'fail' | 'warn' | 'off';
 
 const KNOWN_OPTIONS = [
-  'redis',
-  'client',
-  'store',
+  ...SOURCE_OPTIONS,
   'keyPrefix',
   'leaseTime',
   'waitTime',
@@ -51,6 +61,8 @@ const KNOWN_OPTIONS = [
   'checkOnStartup',
   'busyStatus',
   'exposeKeys',
+  'syncReplicas',
+  'syncTimeout',
   'isGlobal',
   'mapErrors',
 ];
@@ -70,11 +82,8 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertOptionsObject(options);
   const given = options as Record<string, unknown>;
   assertKnownOptions(given, KNOWN_OPTIONS);
+  assertConnectionSource(given);
   const o = given as RedisLockModuleOptions;
-  assertOneSource(o);
-  if (o.redis !== undefined) assertRedis(o.redis);
-  if (o.client !== undefined) assertClient(o.client);
-  if (o.store !== undefined) assertStore(o.store);
   const keyPrefix = o.keyPrefix ?? '';
   if (typeof keyPrefix !== 'string') {
     throw new LockOptionsError('keyPrefix', `expected a string, got ${describe(keyPrefix)}.`);
@@ -121,11 +130,23 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   }
   const exposeKeys = o.exposeKeys ?? false;
   assertBoolean(exposeKeys, 'exposeKeys');
+  const syncReplicas = o.syncReplicas ?? 0;
+  assertSyncReplicas(syncReplicas);
+  const syncTimeout = o.syncTimeout ?? DEFAULT_SYNC_TIMEOUT;
+  if (!Number.isInteger(syncTimeout) || syncTimeout < 1 || syncTimeout > 60_000) {
+    throw new LockOptionsError(
+      'syncTimeout',
+      `expected a whole number of ms from 1 to 60000, got ${describe(syncTimeout)}.`,
+    );
+  }
   return {
+    syncReplicas,
+    syncTimeout,
     checkOnStartup,
     busyStatus,
     exposeKeys,
     redis: o.redis,
+    cluster: o.cluster,
     client: o.client,
     store: o.store,
     keyPrefix,
@@ -135,78 +156,4 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     onLockLost,
     shutdownTimeout,
   };
-}
-
-/** Exactly one of `redis`, `client` and `store` says where the locks live. */
-function assertOneSource(o: RedisLockModuleOptions): void {
-  const given = (['redis', 'client', 'store'] as const).filter((name) => o[name] !== undefined);
-  if (given.length === 1) return;
-  throw new LockOptionsError(
-    given[1] ?? 'redis',
-    "give exactly one of `redis` (ioredis options or a redis:// URL; the module owns the connections), `client` (an ioredis instance you own) or `store: 'memory'` (locks in this process's memory, for tests).",
-  );
-}
-
-function assertStore(store: unknown): void {
-  if (store === 'memory' || store instanceof MemoryLockStore) return;
-  throw new LockOptionsError(
-    'store',
-    `expected 'memory' or a MemoryLockStore, got ${describe(store)}.`,
-  );
-}
-
-function assertRedis(redis: unknown): void {
-  if (typeof redis === 'string') {
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(redis).protocol;
-    } catch {
-      protocol = undefined;
-    }
-    if (protocol !== 'redis:' && protocol !== 'rediss:') {
-      throw new LockOptionsError(
-        'redis',
-        `expected a redis:// or rediss:// URL such as redis://127.0.0.1:6379, got ${describe(redis)}.`,
-      );
-    }
-    return;
-  }
-  if (typeof redis !== 'object' || redis === null || Array.isArray(redis)) {
-    throw new LockOptionsError(
-      'redis',
-      `expected ioredis options ({ host, port, … }) or a redis:// URL, got ${describe(redis)}.`,
-    );
-  }
-  assertNoIoredisPrefix((redis as RedisOptions).keyPrefix, 'redis.keyPrefix');
-}
-
-/** ioredis' own keyPrefix would prefix the lock hash but not its channel: names stop matching Redisson's. */
-function assertNoIoredisPrefix(prefix: unknown, option: string): void {
-  if (prefix === undefined || prefix === '') return;
-  throw new LockOptionsError(
-    option,
-    `ioredis' keyPrefix is not supported: it would prefix the lock's keys but not its pub/sub channel, so names stop matching Redisson's. Use the module's own keyPrefix option instead (e.g. keyPrefix: ${describe(prefix)}).`,
-  );
-}
-
-function assertClient(client: unknown): void {
-  const candidate = client as Partial<Redis> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.evalsha !== 'function' ||
-    typeof candidate.duplicate !== 'function'
-  ) {
-    throw new LockOptionsError(
-      'client',
-      `expected an ioredis Redis instance (new Redis(...)), got ${describe(client)}.`,
-    );
-  }
-  if ((client as { isCluster?: boolean }).isCluster === true) {
-    throw new LockOptionsError(
-      'client',
-      'an ioredis Cluster client is not supported yet; give a Redis client of one server or a Sentinel group.',
-    );
-  }
-  assertNoIoredisPrefix((client as Redis).options?.keyPrefix, 'client.options.keyPrefix');
 }

@@ -10,6 +10,7 @@ describe('module options (pure)', () => {
       checkOnStartup: 'fail',
       redis: 'redis://127.0.0.1:6379',
       client: undefined,
+      cluster: undefined,
       keyPrefix: '',
       leaseTime: 30_000,
       waitTime: 10_000,
@@ -18,6 +19,8 @@ describe('module options (pure)', () => {
       shutdownTimeout: 5_000,
       busyStatus: 409,
       exposeKeys: false,
+      syncReplicas: 0,
+      syncTimeout: 1_000,
     });
   });
 
@@ -76,6 +79,7 @@ describe('lock options (pure)', () => {
       watchdog: true,
       signal: undefined,
       fencing: false,
+      syncReplicas: 0,
     });
     expect(resolveLockOptions({ leaseTime: 500, waitTime: 0, fencing: true }, defaults)).toEqual({
       waitTime: 0,
@@ -83,7 +87,10 @@ describe('lock options (pure)', () => {
       watchdog: false,
       signal: undefined,
       fencing: true,
+      syncReplicas: 0,
     });
+    expect(resolveLockOptions({ syncReplicas: 2 }, defaults).syncReplicas).toBe(2);
+    expect(() => resolveLockOptions({ syncReplicas: -1 }, defaults)).toThrow(/syncReplicas/);
     expect(resolveLockOptions({ waitTime: Infinity }, defaults).waitTime).toBe(Infinity);
   });
 

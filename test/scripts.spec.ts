@@ -20,7 +20,7 @@ describe('Lua scripts against real Redis', () => {
       COUNTER_TTL,
     ) as Promise<number>;
   const release = (field: string, id: string) =>
-    LockScripts.release.run(raw, 2, name, latch(id), channel, field, 10_000);
+    LockScripts.release.run(raw, 2, name, latch(id), field, 10_000, 'publish', channel);
 
   const COUNTER_TTL = 3_600_000;
   const server = suiteRedis();
@@ -100,7 +100,7 @@ describe('Lua scripts against real Redis', () => {
     );
     expect(renewed).toEqual([1, 0]);
     expect(await raw.pttl(name)).toBeGreaterThan(59_000);
-    expect(await LockScripts.forceUnlock.run(raw, 1, name, channel)).toBe(1);
-    expect(await LockScripts.forceUnlock.run(raw, 1, name, channel)).toBe(0);
+    expect(await LockScripts.forceUnlock.run(raw, 1, name, 'publish', channel)).toBe(1);
+    expect(await LockScripts.forceUnlock.run(raw, 1, name, 'publish', channel)).toBe(0);
   });
 });

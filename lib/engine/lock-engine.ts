@@ -19,7 +19,12 @@ import { applyLostPolicy } from './options/lost-policy';
 import { describe, lockName } from './options/validate';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
-import { isConnectionError, type AcquireReply, type LockStore } from './store/lock-store';
+import {
+  isConnectionError,
+  ReplicaSyncError,
+  type AcquireReply,
+  type LockStore,
+} from './store/lock-store';
 import { resolvesWithin, sleep } from './time-limit';
 import { LockWaiters } from './waiting/lock-waiters';
 import { LockRedisError } from '../lock.errors';
@@ -40,6 +45,8 @@ export interface LockEngineConfig {
   waitTime: number;
   /** Issue fencing tokens unless a call says otherwise. */
   fencing: boolean;
+  /** Replicas that must acknowledge a grant unless a call says otherwise (0: none). */
+  syncReplicas: number;
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
   logger: LockEngineLogger;
@@ -51,6 +58,8 @@ export interface LockEngineConfig {
 const FINAL_RELEASE_TIMEOUT = 500;
 /** Delay between tries to free a grant whose answer was lost, ms. */
 const CLEANUP_RETRY_DELAY = 200;
+/** Delay before trying again after a grant too few replicas acknowledged, ms. */
+const SYNC_RETRY_DELAY = 100;
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -239,8 +248,8 @@ export class LockEngine {
     waitTime: number,
     known?: readonly string[],
   ): ResolvedLockOptions {
-    const { leaseTime, fencing } = this.config;
-    return resolveLockOptions(options, { waitTime, leaseTime, fencing }, known);
+    const { leaseTime, fencing, syncReplicas } = this.config;
+    return resolveLockOptions(options, { waitTime, leaseTime, fencing, syncReplicas }, known);
   }
 
   /** The entry, or when busy after the wait: when the holder's lease ends (monotonic), if known. */
@@ -258,7 +267,10 @@ export class LockEngine {
     let hold: LockHold | null = null;
     // Callers queued locally for this lock go first; only a no-wait try skips the queue.
     if (opts.waitTime <= 0 || !this.waiters.has(name)) {
-      const result = await this.attempt(key, name, opts);
+      const first = this.attempt(key, name, opts);
+      const result = await (opts.syncReplicas > 0
+        ? first.catch((error: unknown) => unsynced(error, busy))
+        : first);
       if (typeof result !== 'number') {
         if (opts.signal?.aborted) {
           await this.drop(result);
@@ -277,7 +289,10 @@ export class LockEngine {
       if (hold) observer.acquired(key, now() - started);
       else observer.busy(key, now() - started);
     }
-    return hold ? new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold) : busy;
+    if (hold) return new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
+    // Grants were undone for want of replica acknowledgements: say so, not "busy".
+    if (busy.unsynced) throw busy.unsynced;
+    return busy;
   }
 
   /** Waits in the lock's local queue for the rest of the wait that began at `started`. */
@@ -292,10 +307,13 @@ export class LockEngine {
     opts.signal?.throwIfAborted();
     const remaining = Math.max(0, opts.waitTime - (now() - started));
     const attempt = () =>
-      this.attempt(key, name, opts).then((result) => {
-        if (typeof result === 'number') busy.leaseEnds = now() + result;
-        return result;
-      });
+      this.attempt(key, name, opts).then(
+        (result) => {
+          if (typeof result === 'number') busy.leaseEnds = now() + result;
+          return result;
+        },
+        (error: unknown) => unsynced(error, busy),
+      );
     return this.waiters.wait(name, attempt, remaining, opts.signal);
   }
 
@@ -312,7 +330,7 @@ export class LockEngine {
   ): Promise<LockHold | number> {
     if (this.closing) return Promise.reject(this.closing);
     const owner = `${this.clientId}:${++this.ownerSeq}`;
-    const { leaseTime, fencing } = opts;
+    const { leaseTime, fencing, syncReplicas } = opts;
     const sentAt = now();
     const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
     this.inFlight++;
@@ -324,7 +342,7 @@ export class LockEngine {
         reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
       }, limit);
       timer.unref();
-      this.store.acquire({ key, name, owner, leaseTime, fencing }).then(
+      this.store.acquire({ key, name, owner, leaseTime, fencing, syncReplicas }).then(
         (reply) => {
           this.settled(timer);
           let result: LockHold | number;
@@ -367,6 +385,7 @@ export class LockEngine {
     if (!reply.granted) return reply.ttl;
     const { leaseTime, watchdog } = opts;
     const hold = new LockHold(key, name, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
+    hold.syncReplicas = opts.syncReplicas;
     if (this.closing) {
       // close() began while the store granted it: nobody will release it later, so free it now.
       void this.drop(hold);
@@ -478,8 +497,21 @@ export class LockEngine {
 /** A lock still busy after the wait: when its holder's lease ends, as last seen. */
 interface Busy {
   leaseEnds: number | undefined;
+  /** The last grant undone for want of replica acknowledgements (syncReplicas). */
+  unsynced?: ReplicaSyncError;
 }
 
 function text(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A grant the store undid because too few replicas acknowledged it: remembered on `busy` and
+ * answered as "busy, try again in SYNC_RETRY_DELAY ms" (the wait bounds the retries); any other
+ * error is passed on.
+ */
+function unsynced(error: unknown, busy: Busy): number {
+  if (!(error instanceof ReplicaSyncError)) throw error;
+  busy.unsynced = error;
+  return SYNC_RETRY_DELAY;
 }

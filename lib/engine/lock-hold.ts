@@ -11,6 +11,8 @@ export class LockHold implements StoredHold {
   validUntil: number;
   /** The expiry timer of a hold with an explicit lease. */
   expiryTimer: NodeJS.Timeout | undefined;
+  /** Replicas whose acknowledgement its release waits for (best effort). */
+  syncReplicas = 0;
 
   constructor(
     /** The lock key as the user gave it. */

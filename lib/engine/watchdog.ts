@@ -1,16 +1,13 @@
 import { now } from './clock';
 import type { LockHold } from './lock-hold';
 
-/** Most locks renewed by one store call (Redisson batches 100 per call as well). */
-export const RENEW_BATCH_SIZE = 100;
-
 /** What the watchdog needs from the engine. */
 export interface WatchdogDriver {
-  /** Renews a batch in one store call; one boolean per hold: still held. */
-  renew(holds: readonly LockHold[], leaseTime: number): Promise<boolean[]>;
+  /** Renews every due hold in one store call; per hold: held, lost, or the call's error. */
+  renew(holds: readonly LockHold[], leaseTime: number): Promise<(boolean | Error)[]>;
   /** A hold turned out to be lost. */
   lost(hold: LockHold, reason: string): void;
-  /** A renewal call failed (e.g. Redis unreachable); renewal goes on. */
+  /** A renewal call failed (e.g. Redis unreachable); renewal goes on. Once per round. */
   failed(error: unknown): void;
   /** Runs `fn` outside every lock's call chain (timers created there carry no chain). */
   outside<T>(fn: () => T): T;
@@ -18,7 +15,7 @@ export interface WatchdogDriver {
 
 /**
  * Keeps watchdog-leased locks alive: one timer for all of them, renewing every third of the
- * lease, up to RENEW_BATCH_SIZE locks per store call. A hold not confirmed for a whole lease is
+ * lease, every due lock in one store call (the store batches them per script call and node). A hold not confirmed for a whole lease is
  * lost: the timer also fires at the earliest moment a lease can end, so a loss is reported when
  * it happens, also while a renewal hangs. Before that verdict, replies already received are
  * read (a stalled event loop may have kept them waiting). Time is monotonic; the timer is
@@ -79,9 +76,7 @@ export class Watchdog {
       if (renewNow && !this.pending(hold, time)) due.push(hold);
     }
     if (renewNow) this.nextRenewal = time + this.period;
-    for (let i = 0; i < due.length; i += RENEW_BATCH_SIZE) {
-      void this.renewBatch(due.slice(i, i + RENEW_BATCH_SIZE));
-    }
+    if (due.length > 0) void this.renewBatch(due);
     // Replies that arrived during a stall are read in this turn's I/O phase: judge after it.
     if (expired.length > 0) setImmediate(() => this.judge(expired));
     this.schedule(Math.min(this.nextRenewal, earliest));
@@ -112,9 +107,7 @@ export class Watchdog {
         `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
       );
     }
-    for (let i = 0; i < saved.length; i += RENEW_BATCH_SIZE) {
-      void this.renewBatch(saved.slice(i, i + RENEW_BATCH_SIZE));
-    }
+    if (saved.length > 0) void this.renewBatch(saved);
     if (this.holds.size > 0 && this.timer === undefined) this.schedule(this.nextRenewal);
   }
 
@@ -127,7 +120,7 @@ export class Watchdog {
   private async renewBatch(batch: LockHold[]): Promise<void> {
     const sentAt = now();
     for (const hold of batch) this.renewing.set(hold, sentAt);
-    let held: boolean[];
+    let held: (boolean | Error)[];
     try {
       held = await this.driver.renew(batch, this.leaseTime);
     } catch (error) {
@@ -136,9 +129,11 @@ export class Watchdog {
     } finally {
       for (const hold of batch) if (this.renewing.get(hold) === sentAt) this.renewing.delete(hold);
     }
+    const failure = held.find((result) => result instanceof Error);
+    if (failure) this.driver.failed(failure);
     batch.forEach((hold, i) => {
       // Released or reported lost meanwhile: a late answer never brings it back.
-      if (!this.holds.has(hold)) return;
+      if (!this.holds.has(hold) || held[i] instanceof Error) return;
       if (held[i]) {
         hold.validUntil = Math.max(hold.validUntil, sentAt + this.leaseTime);
       } else {

@@ -72,8 +72,39 @@ describe('bad module options: bootstrap fails with LockOptionsError naming the o
     [{ redis: url, shutdownTimeout: Infinity }, 'shutdownTimeout', /got Infinity/],
     [{ redis: url, leasetime: 100 }, 'leasetime', /did you mean "leaseTime"/],
     [{ redis: url, KeyPrefix: 'a:' }, 'KeyPrefix', /did you mean "keyPrefix"/],
-    [{ redis: url, host: '127.0.0.1' }, 'host', /unknown option\. Known options: redis, client/],
+    [
+      { redis: url, host: '127.0.0.1' },
+      'host',
+      /unknown option\. Known options: redis, cluster, client/,
+    ],
     [{ redis: url, timeout: 5 }, 'timeout', /unknown option/],
+    [
+      { redis: url, cluster: { nodes: ['127.0.0.1:7000'] } },
+      'cluster',
+      /exactly one of .*got `redis` and `cluster`/,
+    ],
+    [{ cluster: { nodes: [] } }, 'cluster.nodes', /non-empty array .* got an empty array/],
+    [{ redis: url, syncReplicas: -1 }, 'syncReplicas', /whole number of replicas/],
+    [{ redis: url, syncReplicas: 1.5 }, 'syncReplicas', /whole number of replicas/],
+    [{ redis: url, syncTimeout: 0 }, 'syncTimeout', /from 1 to 60000, got 0/],
+    [{ cluster: { nodes: '127.0.0.1:7000' } }, 'cluster.nodes', /non-empty array/],
+    [{ cluster: [] }, 'cluster', /expected \{ nodes/],
+    [
+      { cluster: { nodes: ['127.0.0.1'] } },
+      'cluster.nodes[0]',
+      /host:port node .* got "127.0.0.1"/,
+    ],
+    [{ cluster: { nodes: [{ host: '127.0.0.1' }] } }, 'cluster.nodes[0]', /host:port node/],
+    [
+      { cluster: { nodes: ['127.0.0.1:7000', { host: 'x', port: 70000 }] } },
+      'cluster.nodes[1]',
+      /host:port/,
+    ],
+    [
+      { cluster: { nodes: ['127.0.0.1:7000'], options: { keyPrefix: 'a:' } } },
+      'cluster.options.keyPrefix',
+      /not supported/,
+    ],
   ])('%p is refused naming %s', async (options, option, message) => {
     for (const start of [viaForRoot, viaForRootAsync]) {
       const error = await start(options).catch((e: unknown) => e);

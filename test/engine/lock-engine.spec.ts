@@ -35,6 +35,7 @@ function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
     leaseTime: LEASE,
     waitTime: 1_000,
     fencing: false,
+    syncReplicas: 0,
     onLockLost: 'throw',
     logger,
     observer,

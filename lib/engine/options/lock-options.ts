@@ -31,6 +31,12 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Issue a fencing token for this acquisition (Redisson's RFencedLock). Default: the module's `fencing`. */
   fencing?: boolean;
+  /**
+   * How many replicas must acknowledge the grant (Redis WAIT) before the acquire succeeds; a
+   * grant fewer acknowledged is released and tried again within the wait. Default: the
+   * module's `syncReplicas` (0: no wait for replicas).
+   */
+  syncReplicas?: number;
 }
 
 /** Options of `run` and `@Locked`. */
@@ -49,7 +55,13 @@ export interface RunOptions extends LockOptions {
 }
 
 /** Per-call options of acquire and tryAcquire. */
-const LOCK_OPTION_NAMES: readonly string[] = ['waitTime', 'leaseTime', 'signal', 'fencing'];
+const LOCK_OPTION_NAMES: readonly string[] = [
+  'waitTime',
+  'leaseTime',
+  'signal',
+  'fencing',
+  'syncReplicas',
+];
 /** Per-call options of run. */
 export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost', 'onBusy'];
 /** Options of `@Locked`: run's, less the signal (a decorator has none to give), plus the key. */
@@ -66,6 +78,7 @@ export interface ResolvedLockOptions {
   watchdog: boolean;
   signal: AbortSignal | undefined;
   fencing: boolean;
+  syncReplicas: number;
 }
 
 /** Module-wide defaults of per-call options. */
@@ -73,6 +86,21 @@ export interface LockDefaults {
   waitTime: number;
   leaseTime: number;
   fencing: boolean;
+  /** Default 0. */
+  syncReplicas?: number;
+}
+
+/** Most replicas `syncReplicas` may ask for (a sanity bound: Redis has no hard limit). */
+export const MAX_SYNC_REPLICAS = 100;
+
+/** Checks a `syncReplicas` count: a whole number from 0 to MAX_SYNC_REPLICAS. */
+export function assertSyncReplicas(value: unknown): asserts value is number {
+  if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_SYNC_REPLICAS) {
+    throw new LockOptionsError(
+      'syncReplicas',
+      `expected a whole number of replicas from 0 to ${MAX_SYNC_REPLICAS}, got ${describe(value)}.`,
+    );
+  }
 }
 
 /** Checks an `onLockLost` policy. */
@@ -107,6 +135,7 @@ export function resolveLockOptions(
       watchdog: true,
       signal: undefined,
       fencing: defaults.fencing,
+      syncReplicas: defaults.syncReplicas ?? 0,
     };
   }
   if (typeof options !== 'object' || options === null) {
@@ -114,6 +143,8 @@ export function resolveLockOptions(
   }
   assertKnownOptions(options, known);
   const { waitTime = defaults.waitTime, leaseTime, signal, fencing = defaults.fencing } = options;
+  const syncReplicas = options.syncReplicas ?? defaults.syncReplicas ?? 0;
+  assertSyncReplicas(syncReplicas);
   assertWaitTime(waitTime);
   if (leaseTime !== undefined) assertLeaseTime(leaseTime);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
@@ -126,5 +157,6 @@ export function resolveLockOptions(
     watchdog: leaseTime === undefined,
     signal,
     fencing,
+    syncReplicas,
   };
 }

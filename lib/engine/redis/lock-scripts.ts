@@ -11,5 +11,7 @@ export const LockScripts = {
   acquire: load('acquire.lua'),
   release: load('release.lua'),
   renew: load('renew.lua'),
+  /** Renewal of holds of many slots on one Cluster master (keys in ARGV). */
+  renewOnNode: load('renew-node.lua'),
   forceUnlock: load('force-unlock.lua'),
 } as const;

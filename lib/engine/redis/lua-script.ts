@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A connection scripts run on: one server (or Sentinel primary), or a Redis Cluster. */
+export type ScriptClient = Redis | Cluster;
 
 /** A Lua script called by SHA and loaded into Redis only when missing. */
 export class LuaScript {
@@ -13,13 +16,22 @@ export class LuaScript {
 
   /**
    * Runs the script with EVALSHA, arguments as EVALSHA takes them: the number of keys, then the
-   * keys, then the other arguments. When Redis does not know the script (first use, SCRIPT
-   * FLUSH, restart) it is loaded with SCRIPT LOAD and the call is repeated once.
+   * keys, then the other arguments (on a Cluster it goes to the master of the first key's
+   * slot). When Redis does not know the script (first use, SCRIPT FLUSH, restart, a promoted
+   * replica) it is loaded and the call repeated once: with SCRIPT LOAD on one server; on a
+   * Cluster with EVAL, which goes where the EVALSHA went (a SCRIPT LOAD would go to any node).
    */
-  run(client: Redis, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown> {
+  run(
+    client: ScriptClient,
+    numKeys: number,
+    ...keysAndArgs: (string | number)[]
+  ): Promise<unknown> {
     return client.evalsha(this.sha, numKeys, ...keysAndArgs).catch((error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return this.load(client).then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs));
+      if (client.isCluster) return client.eval(this.source, numKeys, ...keysAndArgs);
+      return this.load(client as Redis).then(() =>
+        client.evalsha(this.sha, numKeys, ...keysAndArgs),
+      );
     });
   }
 
@@ -28,7 +40,7 @@ export class LuaScript {
    * (one promise less per call than `run(...).then(onReply, onError)`: the lock's hot path).
    */
   call<T>(
-    client: Redis,
+    client: ScriptClient,
     onReply: (reply: unknown) => T,
     onError: (error: unknown) => never,
     numKeys: number,
@@ -36,9 +48,10 @@ export class LuaScript {
   ): Promise<T> {
     return client.evalsha(this.sha, numKeys, ...keysAndArgs).then(onReply, (error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return onError(error);
-      return this.load(client)
-        .then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs))
-        .then(onReply, onError);
+      const again = client.isCluster
+        ? client.eval(this.source, numKeys, ...keysAndArgs)
+        : this.load(client as Redis).then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs));
+      return again.then(onReply, onError);
     });
   }
 

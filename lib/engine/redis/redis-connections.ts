@@ -1,17 +1,39 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { resolvesWithin } from '../time-limit';
+import type { ScriptClient } from './lua-script';
 
 /** How long a closing connection waits for Redis to answer QUIT before it is dropped, ms. */
 const QUIT_TIMEOUT = 100;
 
+/** A Redis Cluster to connect to: ioredis' `Cluster` arguments. */
+export interface ClusterConfig {
+  /** Startup nodes: `{ host, port }` objects, `host:port` strings or `redis://` URLs. */
+  nodes: ClusterNode[];
+  /** ioredis' ClusterOptions. */
+  options?: ClusterOptions;
+}
+
+/** Where a store's connections come from: exactly one of the three. */
+export interface ConnectionSource {
+  redis?: RedisOptions | string;
+  cluster?: ClusterConfig;
+  client?: Redis | Cluster;
+}
+
 /** The two connections a Redis store uses, and how to open and close the ones it owns. */
 export interface RedisConnections {
   /** Scripts and commands. */
-  readonly client: Redis;
+  readonly client: ScriptClient;
   /** Pub/sub only; always resubscribes after a reconnect, whatever the user's options say. */
-  readonly subscriber: Redis;
-  /** Where the connections go, for messages: `host:port`, or the Sentinel group. */
+  readonly subscriber: ScriptClient;
+  /** Where the connections go, for messages: `host:port`, the Sentinel group or the Cluster. */
   readonly address: string;
+  /**
+   * Both connections are Cluster clients, and the subscriber can follow sharded channels
+   * through a failover (ioredis 6 and later; ioredis 5 does not resubscribe them).
+   */
+  readonly canShard: boolean;
   /**
    * Connects (the connections are created lazily, so a failed bootstrap leaves no socket) and
    * answers once both are ready; rejects with the cause after `timeout` ms.
@@ -24,18 +46,24 @@ export interface RedisConnections {
   close(): Promise<void>;
 }
 
+/** The major version of the ioredis the library runs with. */
+export const IOREDIS_MAJOR = Number(
+  (createRequire(__filename)('ioredis/package.json') as { version: string }).version.split('.')[0],
+);
+
 /**
- * Opens the store's connections: two from `redis` (options or URL), or, given a user-owned
- * `client`, a duplicate of it for pub/sub.
+ * Opens the store's connections: from `redis` (options or URL) or `cluster` (nodes and
+ * options) two owned ones; given a user-owned `client` (Redis or Cluster), a duplicate of it
+ * for pub/sub. A Cluster subscriber is made for sharded pub/sub when ioredis can resubscribe it.
  */
-export function openConnections(source: {
-  redis?: RedisOptions | string;
-  client?: Redis;
-}): RedisConnections {
-  const owned: Redis[] = [];
-  let client: Redis;
+export function openConnections(source: ConnectionSource): RedisConnections {
+  const owned: ScriptClient[] = [];
+  let client: ScriptClient;
   if (source.client) {
     client = source.client;
+  } else if (source.cluster) {
+    client = new Cluster(source.cluster.nodes, { ...source.cluster.options, lazyConnect: true });
+    owned.push(client);
   } else {
     client =
       typeof source.redis === 'string'
@@ -43,12 +71,21 @@ export function openConnections(source: {
         : new Redis({ ...source.redis, lazyConnect: true });
     owned.push(client);
   }
-  const subscriber = client.duplicate({ lazyConnect: true, autoResubscribe: true });
+  const cluster = client.isCluster;
+  const canShard = cluster && IOREDIS_MAJOR >= 6;
+  const subscriber = cluster
+    ? (client as Cluster).duplicate(undefined, {
+        lazyConnect: true,
+        autoResubscribe: true,
+        shardedSubscribers: canShard,
+      })
+    : (client as Redis).duplicate({ lazyConnect: true, autoResubscribe: true });
   owned.push(subscriber);
   return {
     client,
     subscriber,
-    address: addressOf(client.options),
+    canShard,
+    address: cluster ? clusterAddress(client as Cluster) : addressOf((client as Redis).options),
     async connect(timeout) {
       await Promise.all([client, subscriber].map((connection) => ready(connection, timeout)));
     },
@@ -59,7 +96,7 @@ export function openConnections(source: {
 }
 
 /** Resolves once `connection` is ready (connecting it if it waits for a first command). */
-export function ready(connection: Redis, timeout: number): Promise<void> {
+export function ready(connection: ScriptClient, timeout: number): Promise<void> {
   if (connection.status === 'ready') return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     let lastError: Error | undefined;
@@ -98,7 +135,17 @@ function addressOf(options: RedisOptions): string {
   return `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
 }
 
-async function closeConnection(connection: Redis): Promise<void> {
+function clusterAddress(cluster: Cluster): string {
+  const nodes = (cluster as unknown as { startupNodes?: unknown[] }).startupNodes ?? [];
+  const named = nodes.map((node) =>
+    typeof node === 'object' && node !== null
+      ? `${(node as { host?: string }).host ?? 'localhost'}:${(node as { port?: number }).port ?? 6379}`
+      : String(node),
+  );
+  return `Redis Cluster via ${named.join(', ') || 'its startup nodes'}`;
+}
+
+async function closeConnection(connection: ScriptClient): Promise<void> {
   if (connection.status === 'end') return;
   if (connection.status !== 'ready' || !(await resolvesWithin(connection.quit(), QUIT_TIMEOUT))) {
     connection.disconnect();

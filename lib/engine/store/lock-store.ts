@@ -12,6 +12,8 @@ export interface AcquireRequest {
   readonly leaseTime: number;
   /** Issue a fencing token. */
   readonly fencing: boolean;
+  /** Replicas that must acknowledge the grant (0: none); fewer → ReplicaSyncError. */
+  readonly syncReplicas?: number;
 }
 
 /** The answer to an acquire attempt. */
@@ -25,6 +27,8 @@ export interface StoredHold {
   readonly key: string;
   readonly name: string;
   readonly owner: string;
+  /** Replicas whose acknowledgement a release waits for, best effort (0: none). */
+  readonly syncReplicas?: number;
 }
 
 /** Receives the store's release notices. */
@@ -50,8 +54,12 @@ export interface LockStore {
    * not hold it (expired or deleted): nothing is touched then.
    */
   release(hold: StoredHold): Promise<number | null>;
-  /** Restores the lease of each hold still owned; one boolean per hold: still held. */
-  renew(holds: readonly StoredHold[], leaseTime: number): Promise<boolean[]>;
+  /**
+   * Restores the lease of each hold still owned. Gets every hold due in a renewal period at
+   * once and batches them as it sees fit. One result per hold: true (still held), false (lost),
+   * or the error of a call that got no answer (neither confirmed nor lost).
+   */
+  renew(holds: readonly StoredHold[], leaseTime: number): Promise<(boolean | Error)[]>;
   /** Deletes the lock whoever holds it and tells its waiters; true when there was one. */
   forceUnlock(key: string, name: string): Promise<boolean>;
   /** The remaining lease of the lock in ms; null when free, Infinity when held without a lease. */
@@ -61,6 +69,30 @@ export interface LockStore {
   unsubscribe(name: string): Promise<void>;
   /** Sets the one listener of release notices. */
   listen(listener: NoticeListener): void;
+}
+
+/**
+ * An acquire refused because fewer replicas than required acknowledged its grant within the
+ * sync timeout; the store released the grant again, so the caller may try once more.
+ */
+export class ReplicaSyncError extends LockRedisError {
+  constructor(
+    key: string,
+    /** Replicas that acknowledged the grant. */
+    readonly acknowledged: number,
+    /** Replicas required (`syncReplicas`). */
+    readonly required: number,
+    timeout: number,
+  ) {
+    super(
+      key,
+      'acquire',
+      new Error(
+        `${acknowledged} of the ${required} replicas required (syncReplicas) acknowledged the grant within ${timeout} ms, so it was released`,
+      ),
+      true,
+    );
+  }
 }
 
 /** Whether a store call failed without an answer (worth retrying) rather than being refused. */

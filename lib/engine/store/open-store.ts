@@ -1,17 +1,20 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { MemoryLockStore } from '../memory/memory-store';
-import { openConnections } from '../redis/redis-connections';
+import { IOREDIS_MAJOR, openConnections, type ClusterConfig } from '../redis/redis-connections';
 import { RedisStore } from '../redis/redis-store';
 import type { LockStore } from './lock-store';
 
 /** Quiet period between two logged connection errors of one connection, ms. */
 const CONNECTION_ERROR_LOG_INTERVAL = 5_000;
 
-/** Where the locks live: exactly one of the three (validated by the caller). */
+/** Where the locks live: exactly one of the four (validated by the caller), and settings. */
 export interface StoreSource {
   redis?: RedisOptions | string;
-  client?: Redis;
+  cluster?: ClusterConfig;
+  client?: Redis | Cluster;
   store?: 'memory' | MemoryLockStore;
+  /** How long WAIT waits for the replicas a synced acquire asks for, ms. */
+  syncTimeout: number;
 }
 
 /** A LockStore as a service opens it: connected at startup, closed at shutdown. */
@@ -35,7 +38,12 @@ export function openStore(source: StoreSource, warn: (message: string) => void):
   const connections = openConnections(source);
   logConnectionErrors(connections.subscriber, 'pub/sub', warn);
   if (!source.client) logConnectionErrors(connections.client, 'command', warn);
-  return new RedisStore(connections);
+  if (connections.client.isCluster && !connections.canShard) {
+    warn(
+      `ioredis ${IOREDIS_MAJOR} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
+    );
+  }
+  return new RedisStore(connections, source.syncTimeout);
 }
 
 function logConnectionErrors(

@@ -3,9 +3,14 @@
 -- KEYS[1]  the lock hash
 -- KEYS[2]  the unlock latch for this release request
 --          (redisson_unlock_latch:{name}:<32 hex request id>, as Redisson 3.24+)
--- ARGV[1]  the release channel (redisson_lock__channel:{name})
--- ARGV[2]  owner field
--- ARGV[3]  latch lifetime in milliseconds
+-- KEYS[3]  with 'spublish': the release channel (redisson_lock__channel:{name}), declared as a
+--          key so that it lies in the lock's cluster slot, where SPUBLISH must send it
+-- ARGV[1]  owner field
+-- ARGV[2]  latch lifetime in milliseconds
+-- ARGV[3]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7, as Redisson in cluster
+--          mode) or 'publish'
+-- ARGV[4]  with 'publish': the release channel, not declared as a key (ACL key patterns then
+--          need not cover it, only channel patterns)
 --
 -- Returns, when the lock was freed, how many clients received the '0' published on its channel
 -- (the processes waiting for it: they wake and try); nil when the owner field is absent: the
@@ -19,9 +24,9 @@
 -- The answer is kept in the latch, so the same request sent again (ioredis resends unanswered
 -- commands after a reconnect) returns it instead of nil. The latch is read only when the owner
 -- field is missing: while the field exists, this request cannot have run before.
-if redis.call('hdel', KEYS[1], ARGV[2]) == 0 then
+if redis.call('hdel', KEYS[1], ARGV[1]) == 0 then
   return tonumber(redis.call('get', KEYS[2]))
 end
-local listeners = redis.call('publish', ARGV[1], '0')
-redis.call('set', KEYS[2], listeners, 'px', ARGV[3])
+local listeners = redis.call(ARGV[3], KEYS[3] or ARGV[4], '0')
+redis.call('set', KEYS[2], listeners, 'px', ARGV[2])
 return listeners

@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
+import { LockService, Locked } from '../../lib';
+import { channelName } from '../../lib/engine/redis/redis-names';
+import { until } from '../support/lock-app';
+import { suiteCluster } from '../support/redis-cluster';
+import { clusterApp, WorkerProcess } from './cluster-kit';
+
+@Injectable()
+class Ledger {
+  depth: number[] = [];
+  constructor(readonly locks: LockService) {}
+
+  @Locked('ledger:<0>')
+  async post(account: string): Promise<void> {
+    this.depth.push(this.locks.holdCount(`ledger:${account}`));
+    await this.audit(account);
+  }
+
+  @Locked('ledger:<0>', { waitTime: 0 })
+  async audit(account: string): Promise<void> {
+    this.depth.push(this.locks.holdCount(`ledger:${account}`));
+    expect(await this.locks.isLocked(`ledger:${account}`)).toBe(true);
+  }
+}
+
+/** Locks on a 3-master Redis Cluster (with replicas), one cluster for the whole file. */
+describe('locks on a Redis Cluster', () => {
+  const suite = suiteCluster({ masters: 3, replicasPerMaster: 1 });
+  const closers: (() => Promise<unknown>)[] = [];
+  const workers: WorkerProcess[] = [];
+  afterAll(async () => {
+    workers.forEach((worker) => worker.kill());
+    await Promise.all(closers.map((close) => close()));
+  });
+  async function app(options = {}, metadata = {}) {
+    const started = await clusterApp(suite.cluster, options, metadata);
+    closers.push(() => started.app.close());
+    return started;
+  }
+  const scriptCalls = async (port: number) => {
+    const stats = await suite.cluster.commandstats(port);
+    return (stats.evalsha ?? 0) + (stats.eval ?? 0);
+  };
+
+  it('forRoot({ cluster }) takes locks of every slot, in parallel across slots, on their masters', async () => {
+    const { locks } = await app();
+    await suite.cluster.resetStats();
+    let inside = 0;
+    let most = 0;
+    const keys = Array.from({ length: 24 }, (_, i) => `parallel:${i}`);
+    await Promise.all(
+      keys.map((key) =>
+        locks.run(key, async () => {
+          most = Math.max(most, ++inside);
+          expect(await locks.isLocked(key)).toBe(true);
+          await delay(50);
+          inside--;
+        }),
+      ),
+    );
+    expect(most).toBe(keys.length); // different slots never wait for each other
+    for (const port of await suite.cluster.masters())
+      expect(await scriptCalls(port)).toBeGreaterThan(0);
+    expect(await Promise.all(keys.map((key) => locks.isLocked(key)))).not.toContain(true);
+  });
+
+  it('uses a Cluster client the user owns and never closes it', async () => {
+    const client = suite.cluster.client();
+    const { app: owned, locks } = await clusterApp(suite.cluster, { client });
+    const lock = await locks.acquire('owned');
+    expect(await locks.isLocked('owned')).toBe(true);
+    await lock.release();
+    await owned.close();
+    expect(client.status).toBe('ready');
+    expect(await client.set('owned:after', '1')).toBe('OK');
+  });
+
+  it('re-enters locks and @Locked methods on a cluster', async () => {
+    const { app: nest, locks } = await app({}, { providers: [Ledger] });
+    const ledger = nest.get(Ledger);
+    await ledger.post('acme');
+    expect(ledger.depth).toEqual([1, 2]);
+    await locks.run('outer', async () => {
+      const inner = await locks.tryAcquire('outer'); // re-enters: no wait although held
+      expect(inner).not.toBeNull();
+      await inner!.release();
+      expect(await locks.isLocked('outer')).toBe(true);
+    });
+    expect(await locks.isLocked('outer')).toBe(false);
+  });
+
+  it('excludes 4 processes from one key: a GET-then-SET counter loses no update', async () => {
+    const { prefix } = await app();
+    const started = Array.from(
+      { length: 4 },
+      () => new WorkerProcess(suite.cluster, prefix, ['count', 'counter', '25']),
+    );
+    workers.push(...started);
+    await Promise.all(started.map((worker) => worker.printed('done')));
+    expect(await suite.cluster.client().get(`${prefix}{counter}:counter`)).toBe('100');
+  }, 60_000);
+
+  it('wakes a waiter in another process by the sharded release notice, long before the lease ends', async () => {
+    const { locks, prefix } = await app({ leaseTime: 30_000 });
+    const lock = await locks.acquire('notice');
+    const waiter = new WorkerProcess(suite.cluster, prefix, ['wait', 'notice', '60000']);
+    workers.push(waiter);
+    await waiter.printed('waiting');
+    const channel = channelName(`${prefix}notice`);
+    const master = suite.cluster.nodeClient(await suite.cluster.masterForKey(`${prefix}notice`));
+    await until(async () => {
+      const [, count] = (await master.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number];
+      return Number(count) === 1;
+    }, 20_000);
+    const released = Date.now();
+    await lock.release();
+    await waiter.printed('acquired');
+    expect(Date.now() - released).toBeLessThan(10_000); // the lease was 30 s
+    expect(
+      (await suite.cluster.commandstats(await suite.cluster.masterForKey(channel))).spublish,
+    ).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('renews held locks with one call per 100 locks on each master', async () => {
+    const { locks, prefix } = await app({ leaseTime: 3_000 });
+    const keys = Array.from({ length: 300 }, (_, i) => `held:${i}`);
+    const perMaster = new Map<number, number>();
+    for (const key of keys) {
+      const port = await suite.cluster.masterForKey(`${prefix}${key}`);
+      perMaster.set(port, (perMaster.get(port) ?? 0) + 1);
+    }
+    const expected = new Map([...perMaster].map(([port, n]) => [port, Math.ceil(n / 100)]));
+    expect([...expected.values()].reduce((a, b) => a + b)).toBeLessThan(10); // not 300
+    const handles = await Promise.all(keys.map((key) => locks.acquire(key)));
+    const renewed = async () => {
+      for (const [port, calls] of expected) if ((await scriptCalls(port)) < calls) return false;
+      return true;
+    };
+    // The first round may meet NOSCRIPT on a node connection; count the second one.
+    await suite.cluster.resetStats(); // the first round is a second away
+    await until(renewed, 10_000);
+    await suite.cluster.resetStats();
+    await until(renewed, 10_000);
+    for (const [port, calls] of expected) expect(await scriptCalls(port)).toBe(calls);
+    expect(handles.filter((handle) => handle.signal.aborted)).toEqual([]);
+    await Promise.all(handles.map((handle) => handle.release()));
+  });
+
+  it('keeps a lock held and renewed while its slot migrates to another master', async () => {
+    const { locks, prefix } = await app({ leaseTime: 900 });
+    const lock = await locks.acquire('migrating');
+    const name = `${prefix}migrating`;
+    const from = await suite.cluster.masterForKey(name);
+    const to = (await suite.cluster.masters()).find((port) => port !== from)!;
+    const slot = Number(await suite.cluster.nodeClient(from).call('CLUSTER', 'KEYSLOT', name));
+    await suite.cluster.migrateSlot(slot, to);
+    await suite.cluster.resetStats();
+    await until(async () => (await scriptCalls(to)) >= 2, 5_000); // renewed twice on the new master
+    expect(await suite.cluster.masterForKey(name)).toBe(to);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await locks.remainingTtl('migrating')).toBeGreaterThan(0);
+    await lock.release();
+    expect(await locks.isLocked('migrating')).toBe(false);
+  });
+});
