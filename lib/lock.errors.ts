@@ -98,3 +98,8 @@ export class LockRedisError extends LockError {
     );
   }
 }
+
+/** An error's message, or the value in words: for log lines. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

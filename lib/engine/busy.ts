@@ -1,0 +1,40 @@
+import { LockAcquireTimeoutError } from '../lock.errors';
+import { now } from './clock';
+import { ReplicaSyncError } from './store/lock-store';
+
+/** Delay before trying again after a grant was undone for want of replica acknowledgements, ms. */
+const SYNC_RETRY_DELAY = 100;
+
+/** A lock still busy after the wait: when its holder's lease ends, as last seen. */
+export interface Busy {
+  leaseEnds: number | undefined;
+  /** The last grant undone for want of replica acknowledgements (syncReplicas). */
+  unsynced?: ReplicaSyncError;
+}
+
+/**
+ * A grant the store undid because too few replicas acknowledged it: remembered on `busy` and
+ * answered as "busy, try again in SYNC_RETRY_DELAY ms" (the wait bounds the retries); any other
+ * error is passed on.
+ */
+export function unsynced(error: unknown, busy: Busy): number {
+  if (!(error instanceof ReplicaSyncError)) throw error;
+  busy.unsynced = error;
+  return SYNC_RETRY_DELAY;
+}
+
+/** The error of a call still busy after its wait, with the holder's remaining lease if known. */
+export function busyError(
+  key: string,
+  waitTime: number,
+  busy: Busy,
+  heldByThisProcess: boolean,
+): LockAcquireTimeoutError {
+  const left = busy.leaseEnds === undefined ? NaN : Math.max(0, busy.leaseEnds - now());
+  return new LockAcquireTimeoutError(
+    key,
+    waitTime,
+    heldByThisProcess,
+    Number.isFinite(left) ? left : undefined,
+  );
+}

@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import { LockError, LockLostError, LockRedisError, messageOf } from '../lock.errors';
+import { now } from './clock';
+import { LockHold } from './lock-hold';
+import type { LockHolds } from './lock-holds';
+import type { LockObserver } from './lock-observer';
+import type { ResolvedLockOptions } from './options/lock-options';
+import { isConnectionError, type AcquireReply, type LockStore } from './store/lock-store';
+import { resolvesWithin, sleep } from './time-limit';
+import type { LockWaiters } from './waiting/lock-waiters';
+
+/** How long a release after a known loss, or at shutdown, waits for the store, ms. */
+const FINAL_RELEASE_TIMEOUT = 500;
+/** Delay between tries to free a grant whose answer was lost, ms. */
+const CLEANUP_RETRY_DELAY = 200;
+
+/** What the store calls need from the engine. */
+export interface HoldCallsDriver {
+  readonly logger: { warn(message: string): void };
+  readonly observer: LockObserver | undefined;
+  /** The shutdown error once close() began. */
+  closing(): LockError | undefined;
+  /** Reports a loss found by a release. */
+  report(error: LockLostError): void;
+}
+
+/**
+ * The engine's calls to the store, each with its guarantees: an acquire attempt has a fresh
+ * owner id and a time bound, and frees a grant that comes too late or whose answer was lost; a
+ * release is bounded and reports a loss it finds; a hold nobody uses is dropped quietly. One
+ * promise and one timer per call: this is the path every lock call takes.
+ */
+export class HoldCalls {
+  /** This engine's id: the first half of every owner id. */
+  private readonly clientId = randomUUID();
+  private ownerSeq = 0;
+  /** Attempts sent and not yet settled; drained() waits for them. */
+  private inFlight = 0;
+  private whenDrained: (() => void) | undefined;
+
+  constructor(
+    private readonly store: LockStore,
+    private readonly holds: LockHolds,
+    private readonly waiters: LockWaiters,
+    private readonly driver: HoldCallsDriver,
+  ) {}
+
+  /**
+   * At shutdown (new acquires already refused, waiters rejected): lets holds in use finish for
+   * `timeout` ms, then loses (tells) and frees those still held, and waits for attempts in
+   * flight so a late grant is freed; Redis gets FINAL_RELEASE_TIMEOUT ms to answer.
+   */
+  async finish(timeout: number): Promise<void> {
+    // Grants already answered reach their (rejected) waiters and are dropped, not "lost".
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const deadline = now() + timeout;
+    while (this.holds.size > 0 && now() < deadline) await sleep(Math.min(50, deadline - now()));
+    const remaining = this.holds.all();
+    for (const hold of remaining) {
+      this.holds.lose(
+        hold,
+        `the application shut down while its work still ran (shutdownTimeout ${timeout} ms), so it was released`,
+      );
+    }
+    const releasing = Promise.all([...remaining.map((hold) => this.drop(hold)), this.drained()]);
+    if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
+      this.driver.logger.warn(
+        `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
+      );
+    }
+  }
+
+  /** Resolves once no attempt is in flight. */
+  drained(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.whenDrained = resolve));
+  }
+
+  /**
+   * One acquire attempt with a fresh owner id: the hold, or the holder's remaining lease.
+   * Bounded in time (the wait, kept between a third of the lease and the lease); a grant that
+   * comes later is freed, and so is one whose answer was lost on the connection. One promise
+   * and one timer per attempt: this is the path every lock call takes.
+   */
+  attempt(key: string, name: string, opts: ResolvedLockOptions): Promise<LockHold | number> {
+    const closing = this.driver.closing();
+    if (closing) return Promise.reject(closing);
+    const owner = `${this.clientId}:${++this.ownerSeq}`;
+    const { leaseTime, fencing, syncReplicas } = opts;
+    const sentAt = now();
+    const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
+    this.inFlight++;
+    return new Promise<LockHold | number>((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        void this.cleanup(key, name, owner, sentAt + leaseTime);
+        reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
+      }, limit);
+      timer.unref();
+      this.store.acquire({ key, name, owner, leaseTime, fencing, syncReplicas }).then(
+        (reply) => {
+          this.settled(timer);
+          let result: LockHold | number;
+          try {
+            result = this.granted(reply, key, name, owner, opts, sentAt);
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          // An answer after the bound: the caller has moved on, so a late grant is freed.
+          if (!timedOut) resolve(result);
+          else if (typeof result !== 'number') void this.drop(result);
+        },
+        (error: unknown) => {
+          this.settled(timer);
+          if (timedOut) return;
+          // A script that failed midway may have written the lock (Redis keeps a script's writes).
+          if (error instanceof LockRedisError)
+            void this.cleanup(key, name, owner, sentAt + leaseTime);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** An attempt's store call settled: stop its bound, and wake close() when it was the last. */
+  private settled(timer: NodeJS.Timeout): void {
+    clearTimeout(timer);
+    if (--this.inFlight === 0) this.whenDrained?.();
+  }
+
+  private granted(
+    reply: AcquireReply,
+    key: string,
+    name: string,
+    owner: string,
+    opts: ResolvedLockOptions,
+    sentAt: number,
+  ): LockHold | number {
+    if (!reply.granted) return reply.ttl;
+    const { leaseTime, watchdog } = opts;
+    const hold = new LockHold(key, name, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
+    hold.syncReplicas = opts.syncReplicas;
+    const closing = this.driver.closing();
+    if (closing) {
+      // close() began while the store granted it: nobody will release it later, so free it now.
+      void this.drop(hold);
+      throw closing;
+    }
+    this.holds.add(hold);
+    return hold;
+  }
+
+  /**
+   * Frees an entry's hold in the store; rejects with LockLostError when it had been lost. One
+   * promise and one timer per release, as for an attempt.
+   */
+  release(hold: LockHold): Promise<void> {
+    const lost = hold.lostError;
+    if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
+    this.holds.remove(hold);
+    hold.released = true;
+    // After a known loss, or with the lease already over, the answer matters little: bounded.
+    const limit = lost
+      ? FINAL_RELEASE_TIMEOUT
+      : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
+    return new Promise<void>((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        if (lost) reject(lost);
+        else {
+          this.driver.logger.warn(
+            `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
+          );
+          resolve();
+        }
+      }, limit);
+      timer.unref();
+      this.store.release(hold).then(
+        (listeners) => {
+          clearTimeout(timer);
+          if (timedOut) return;
+          if (lost) return reject(lost);
+          if (listeners !== null) {
+            this.waiters.released(hold.name, listeners);
+            this.driver.observer?.released(hold.key, now() - hold.sentAt);
+            return resolve();
+          }
+          const error = new LockLostError(
+            hold.key,
+            'it had expired or been deleted before release',
+          );
+          this.driver.report(error);
+          reject(error);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (timedOut) return;
+          // The lock stays until its lease ends (the watchdog no longer renews it).
+          this.driver.logger.warn(
+            `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms.`,
+          );
+          if (lost) reject(lost);
+          else resolve();
+        },
+      );
+    });
+  }
+
+  /** Frees a hold nobody uses (abandoned, late, or at shutdown), quietly. */
+  async drop(hold: LockHold): Promise<void> {
+    this.holds.remove(hold);
+    if (hold.released) return;
+    hold.released = true;
+    const listeners = await this.store.release(hold).catch(() => null);
+    if (listeners !== null) this.waiters.released(hold.name, listeners);
+  }
+
+  /** Frees what an attempt with a lost answer may have taken, retrying until `until`. */
+  private async cleanup(key: string, name: string, owner: string, until: number): Promise<void> {
+    while (now() < until) {
+      try {
+        const listeners = await this.store.release({ key, name, owner });
+        if (listeners !== null) this.waiters.released(name, listeners);
+        return;
+      } catch (error) {
+        if (!isConnectionError(error)) return;
+        await sleep(CLEANUP_RETRY_DELAY);
+      }
+    }
+  }
+}
