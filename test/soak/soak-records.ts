@@ -76,6 +76,8 @@ export interface SoakWorkerReport {
   unhandledRejections: number;
   /** Errors other than a wait's timeout or failure and a reported loss. */
   errors: number;
+  /** `run` calls that had not settled 30 s after the end (a hang). */
+  hungCalls: number;
   /** Up to three error messages, for the log. */
   errorSamples: string[];
   records: SectionRecord[];

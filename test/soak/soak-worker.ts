@@ -47,6 +47,9 @@ if tonumber(ARGV[1]) < stored then return 0 end
 redis.call('set', KEYS[1], ARGV[1])
 return 1`;
 
+/** How long after the end a call or the shutdown may still take, ms. */
+const HANG_LIMIT = 30_000;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Length of a quiet slot, µs: each key in turn gets no new calls for a slot (see pickKey). */
@@ -80,6 +83,7 @@ async function main() {
     nestedMismatch: 0,
     unhandledRejections: 0,
     errors: 0,
+    hungCalls: 0,
     errorSamples: [],
     records: [],
     waits: [],
@@ -200,21 +204,29 @@ async function main() {
   for await (const chunk of process.stdin) input += (chunk as Buffer).toString();
   await sleep(Math.max(0, Number(input) - Date.now()));
   const endAt = Date.now() + settings.seconds * 1000;
-  await Promise.all(
+  let pending = 0;
+  const working = Promise.all(
     Array.from({ length: settings.workers }, async () => {
       while (Date.now() < endAt) {
+        pending++;
         await oneCall().catch((error: unknown) => {
           // A store error or a failed wait report: counted, the worker goes on.
           report.errors++;
           if (report.errorSamples.length < 3) report.errorSamples.push(String(error));
         });
+        pending--;
       }
     }),
   );
+  // Every call is bounded (its wait, then a short section): one still pending long after the
+  // end never settles, and is reported instead of hanging the soak.
+  await Promise.race([working, sleep(HANG_LIMIT)]);
+  report.hungCalls = pending;
   store.disconnect();
-  await app.close();
+  await Promise.race([app.close(), sleep(HANG_LIMIT)]);
   await sleep(50); // a late rejection from the close still counts
-  process.stdout.write(`${JSON.stringify(report)}\n`);
+  // Exit once the report is flushed: a hung call's timers must not keep the process.
+  process.stdout.write(`${JSON.stringify(report)}\n`, () => process.exit(0));
 }
 
 main().catch((error: unknown) => {

@@ -65,6 +65,7 @@ export interface SoakReport {
   lateGrants: number;
   freeWindows: number;
   errors: number;
+  hungCalls: number;
   samples: string[];
   perProcess: { sections: number; lost: number; unhandled: number; errors: number }[];
 }
@@ -82,8 +83,9 @@ function spawnWorker(build: WorkerBuild, settings: SoakWorkerSettings) {
     });
     child.once('exit', (code) => reject(new Error(`soak worker exited ${code} before ready`)));
   });
+  // 'close', not 'exit': the report may still be in the pipe when the process has exited.
   const done = new Promise<SoakWorkerReport>((resolve, reject) =>
-    child.on('exit', (code) =>
+    child.on('close', (code) =>
       code === 0
         ? resolve(JSON.parse(output.slice('ready\n'.length)) as SoakWorkerReport)
         : reject(new Error(`soak worker exited ${code}`)),
@@ -115,7 +117,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   // A worker that hangs (a stuck lock) must fail the soak, not hang it.
   const deadline = setTimeout(
     () => children.forEach(({ child }) => child.kill('SIGKILL')),
-    (options.seconds + 60) * 1000,
+    (options.seconds + 180) * 1000, // startup on a busy machine, the end, 30 s for hangs
   );
   const store = new Redis(storeRedis.url);
   let finished = false;
@@ -174,6 +176,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       lateGrants: stuck.lateGrants,
       freeWindows: stuck.freeWindows,
       errors: sum((r) => r.errors),
+      hungCalls: sum((r) => r.hungCalls),
       samples: [...exclusion.samples, ...perProcess.flatMap((r) => r.errorSamples)],
       perProcess: perProcess.map((r) => ({
         sections: r.sections,
@@ -206,6 +209,7 @@ export function soakViolations(r: SoakReport): string[] {
     ['unhandled rejections', r.unhandledRejections > 0],
     ['stuck waiters', r.stuckTimeouts + r.lateGrants > 0],
     ['failed critical sections', r.errors > 0],
+    ['calls that never settled', r.hungCalls > 0],
     ['no critical section at all', r.sections === 0],
   ];
   if (faultFree) {
