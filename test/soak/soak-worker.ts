@@ -47,6 +47,9 @@ if tonumber(ARGV[1]) < stored then return 0 end
 redis.call('set', KEYS[1], ARGV[1])
 return 1`;
 
+/** Pause after a wait failed (not timed out), ms. */
+const FAILED_WAIT_PAUSE = 20;
+
 /** How long after the end a call or the shutdown may still take, ms. */
 const HANG_LIMIT = 30_000;
 
@@ -186,7 +189,14 @@ async function main() {
       );
     } catch (error) {
       if (waitEnd === 0) {
-        wait(error instanceof LockAcquireTimeoutError ? WAIT.timedOut : WAIT.failed, micros());
+        const timedOut = error instanceof LockAcquireTimeoutError;
+        wait(timedOut ? WAIT.timedOut : WAIT.failed, micros());
+        if (timedOut) return;
+        const text = `wait failed: ${String(error)}`;
+        if (report.errorSamples.length < 3 && !report.errorSamples.includes(text)) {
+          report.errorSamples.push(text);
+        }
+        await sleep(FAILED_WAIT_PAUSE); // a failing Redis must not turn the loop into a busy loop
         return;
       }
       if (error instanceof LockLostError && record && record[4] === 0) {
@@ -220,7 +230,7 @@ async function main() {
   );
   // Every call is bounded (its wait, then a short section): one still pending long after the
   // end never settles, and is reported instead of hanging the soak.
-  await Promise.race([working, sleep(HANG_LIMIT)]);
+  await Promise.race([working, sleep(endAt - Date.now() + HANG_LIMIT)]);
   report.hungCalls = pending;
   store.disconnect();
   await Promise.race([app.close(), sleep(HANG_LIMIT)]);
