@@ -1,151 +1,227 @@
 /**
- * Soak test: several processes take one lock for a set time doing fenced GET-then-SET critical
- * sections (see soak-worker.ts).
+ * Soak test: several processes take a few locks for a set time doing fenced GET-then-SET
+ * critical sections (soak-worker.ts), optionally while the parent injects faults
+ * (soak-faults.ts); the verdicts come from every section's and wait's times (soak-analysis.ts).
  *
- *   npm run soak -- --seconds 60 --processes 4 [--workers 2] [--redis redis://127.0.0.1:6380]
+ *   npm run soak -- --seconds 60 --processes 4 [--workers 2] [--keys 2] [--faults]
  *
- * Without --redis it starts its own redis-server on a free loopback port. Prints a report and
- * exits 1 on any exclusion violation, stale or non-monotonic token, out-of-order token, lost
- * update, nested-token mismatch or failed section (lost-lock events are reported, not failed:
- * with a healthy Redis there should be none).
+ * Prints a report and exits 1 on any violation (soakViolations). docs/reliability.md ("Soak")
+ * says what each counter means.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedis } from '../support/redis-server';
-import type { SoakWorkerReport } from './soak-worker';
+import { tcpProxy } from '../faults/fault-kit';
+import { buildWorker, type WorkerBuild } from './soak-build';
+import { checkExclusion, checkFencing, checkWaits } from './soak-analysis';
+import { injectFaults } from './soak-faults';
+import { monitorLocks } from './soak-monitor';
+import { FAULT_KINDS, WAIT, type FaultKind, type SoakWorkerReport } from './soak-records';
+import type { SoakWorkerSettings } from './soak-worker';
 
-export interface SoakReport {
-  processes: number;
-  workersPerProcess: number;
-  seconds: number;
-  sections: number;
-  sectionsPerSecond: number;
-  counter: number;
-  violations: number;
-  staleTokens: number;
-  nonMonotonic: number;
-  /** Positions in the global order list where a token is not above the one before. */
-  outOfOrder: number;
-  nestedMismatch: number;
-  lostUpdates: number;
-  lostLocks: number;
-  errors: number;
-  perProcess: SoakWorkerReport[];
-}
+/** The watchdog lease of the soak, ms: short, so that faults outlast it. */
+export const SOAK_LEASE = 1_000;
+/** A wait spanning this long a stretch of free lock (away from faults) is stuck, µs. */
+const STUCK_WINDOW = 1_000_000;
+/** Time after a fault in which a waiter may still be kept from a free lock, µs (guarantee 12). */
+const RECOVERY = 1_000_000;
 
 export interface SoakOptions {
   seconds: number;
   processes: number;
   workers?: number;
-  redisUrl?: string;
+  keys?: number;
+  /** Inject Redis restarts, pauses, connection cuts and stalls. */
+  faults?: boolean;
   /** Control run: the same sections without the lock (must report violations). */
   unlocked?: boolean;
 }
 
+export interface SoakReport {
+  processes: number;
+  workersPerProcess: number;
+  keys: number;
+  seconds: number;
+  faults: Record<FaultKind, number>;
+  sections: number;
+  sectionsPerSecond: number;
+  violations: number;
+  overlapsAfterWipe: number;
+  staleTokens: number;
+  staleAccepted: number;
+  fenceRefusals: number;
+  nestedMismatch: number;
+  lostUpdates: number;
+  lostTold: number;
+  lostAtRelease: number;
+  lostEvents: number;
+  unreportedLosses: number;
+  unhandledRejections: number;
+  waits: number;
+  waitTimeouts: number;
+  waitFailures: number;
+  stuckTimeouts: number;
+  lateGrants: number;
+  freeWindows: number;
+  errors: number;
+  hungCalls: number;
+  samples: string[];
+  perProcess: { sections: number; lost: number; unhandled: number; errors: number }[];
+}
+
+function spawnWorker(build: WorkerBuild, settings: SoakWorkerSettings) {
+  const child = spawn(process.execPath, [build.entry, JSON.stringify(settings)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: build.env,
+  });
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.startsWith('ready\n')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`soak worker exited ${code} before ready`)));
+  });
+  // 'close', not 'exit': the report may still be in the pipe when the process has exited.
+  const done = new Promise<SoakWorkerReport>((resolve, reject) =>
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(output.slice('ready\n'.length)) as SoakWorkerReport)
+        : reject(new Error(`soak worker exited ${code}`)),
+    ),
+  );
+  return { child, ready, done };
+}
+
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const workers = options.workers ?? 2;
-  const server = options.redisUrl ? undefined : await startRedis({ control: true });
-  const url = options.redisUrl ?? server!.url;
-  const key = `soak:${randomUUID()}`;
-  const ready: Promise<void>[] = [];
-  const children = Array.from({ length: options.processes }, () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        join(__dirname, 'soak-worker.ts'),
-        url,
-        key,
-        String(options.seconds),
-        String(workers),
-        ...(options.unlocked ? ['unlocked'] : []),
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    let output = '';
-    ready.push(
-      new Promise((resolve, reject) => {
-        child.stdout.on('data', (d: Buffer) => {
-          output += d.toString();
-          if (output.startsWith('ready\n')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`soak worker exited ${code} before ready`)));
-      }),
-    );
-    const done = new Promise<SoakWorkerReport>((resolve, reject) =>
-      child.on('exit', (code) =>
-        code === 0
-          ? resolve(JSON.parse(output.slice('ready\n'.length)) as SoakWorkerReport)
-          : reject(new Error(`soak worker exited ${code}`)),
-      ),
-    );
-    return { child, done };
-  });
+  const keys = options.keys ?? 2;
+  const lockRedis = await startRedis({ control: true });
+  const storeRedis = await startRedis({ control: true });
+  const proxy = options.faults ? await tcpProxy(lockRedis.port) : undefined;
+  const prefix = `soak:${randomUUID()}`;
+  const names = Array.from({ length: keys }, (_, k) => `${prefix}:${k}`);
+  const settings: SoakWorkerSettings = {
+    lockPort: proxy?.port ?? lockRedis.port,
+    storePort: storeRedis.port,
+    prefix,
+    keys,
+    seconds: options.seconds,
+    workers,
+    leaseTime: SOAK_LEASE,
+    unlocked: options.unlocked,
+  };
+  const build = buildWorker();
+  const children = Array.from({ length: options.processes }, () => spawnWorker(build, settings));
   // A worker that hangs (a stuck lock) must fail the soak, not hang it.
   const deadline = setTimeout(
     () => children.forEach(({ child }) => child.kill('SIGKILL')),
-    (options.seconds + 60) * 1000,
+    (options.seconds + 180) * 1000, // startup on a busy machine, the end, 30 s for hangs
   );
-  const redis = new Redis(url);
+  const store = new Redis(storeRedis.url);
+  let finished = false;
   try {
-    await Promise.all(ready);
+    await Promise.all(children.map((c) => c.ready));
     const startAt = Date.now() + 200;
     for (const { child } of children) child.stdin.end(String(startAt));
-    const perProcess = await Promise.all(children.map((c) => c.done));
-    const counter = Number((await redis.get(`${key}:counter`)) ?? 0);
-    const order = (await redis.lrange(`${key}:order`, 0, -1)).map(Number);
-    let outOfOrder = 0;
-    for (let i = 1; i < order.length; i++) if (order[i] <= order[i - 1]) outOfOrder++;
-    const sum = (field: keyof SoakWorkerReport) =>
-      perProcess.reduce((total, r) => total + r[field], 0);
-    const sections = sum('sections');
+    const monitor = monitorLocks(lockRedis.port, names);
+    const faulting = proxy
+      ? injectFaults(lockRedis, proxy, startAt + options.seconds * 1000, () => finished)
+      : Promise.resolve([]);
+    const perProcess = await Promise.all(children.map((c) => c.done)).finally(
+      () => (finished = true),
+    );
+    const faults = await faulting;
+    const freeRuns = await monitor.stop();
+    const counters = await Promise.all(names.map((n) => store.get(`${n}:counter`)));
+    const counted = counters.reduce((total, c) => total + Number(c ?? 0), 0);
+    const records = perProcess.flatMap((r) => r.records);
+    const waits = perProcess.flatMap((r) => r.waits);
+    const wipes = faults.filter((f) => f.kind === 'restart').map((f) => f.start);
+    const exclusion = checkExclusion(records, wipes);
+    const fencing = checkFencing(records);
+    const stuck = checkWaits(waits, records, freeRuns, faults, STUCK_WINDOW, RECOVERY);
+    const sum = (f: (r: SoakWorkerReport) => number) => perProcess.reduce((t, r) => t + f(r), 0);
+    const lostTold = sum((r) => r.lostTold);
+    const lostAtRelease = sum((r) => r.lostAtRelease);
+    const lostEvents = sum((r) => r.lostEvents);
+    const faultCounts = Object.fromEntries(
+      FAULT_KINDS.map((kind) => [kind, faults.filter((f) => f.kind === kind).length]),
+    ) as Record<FaultKind, number>;
     return {
       processes: options.processes,
       workersPerProcess: workers,
+      keys,
       seconds: options.seconds,
-      sections,
-      sectionsPerSecond: Math.round(sections / options.seconds),
-      counter,
-      violations: sum('violations'),
-      staleTokens: sum('staleTokens'),
-      nonMonotonic: sum('nonMonotonic'),
-      outOfOrder: outOfOrder + Math.abs(order.length - sections),
-      nestedMismatch: sum('nestedMismatch'),
-      lostUpdates: sections - counter,
-      lostLocks: sum('lostLocks'),
-      errors: sum('errors'),
-      perProcess,
+      faults: faultCounts,
+      sections: records.length,
+      sectionsPerSecond: Math.round(records.length / options.seconds),
+      violations: exclusion.violations,
+      overlapsAfterWipe: exclusion.overlapsAfterWipe,
+      staleTokens: fencing.staleTokens,
+      staleAccepted: fencing.staleAccepted,
+      fenceRefusals: fencing.refused,
+      nestedMismatch: sum((r) => r.nestedMismatch),
+      lostUpdates: records.length - counted,
+      lostTold,
+      lostAtRelease,
+      lostEvents,
+      unreportedLosses: Math.max(0, lostTold + lostAtRelease - lostEvents),
+      unhandledRejections: sum((r) => r.unhandledRejections),
+      waits: waits.length,
+      waitTimeouts: waits.filter((w) => w[3] === WAIT.timedOut).length,
+      waitFailures: waits.filter((w) => w[3] === WAIT.failed).length,
+      stuckTimeouts: stuck.stuckTimeouts,
+      lateGrants: stuck.lateGrants,
+      freeWindows: stuck.freeWindows,
+      errors: sum((r) => r.errors),
+      hungCalls: sum((r) => r.hungCalls),
+      samples: [...exclusion.samples, ...perProcess.flatMap((r) => r.errorSamples)],
+      perProcess: perProcess.map((r) => ({
+        sections: r.sections,
+        lost: r.lostTold + r.lostAtRelease,
+        unhandled: r.unhandledRejections,
+        errors: r.errors,
+      })),
     };
   } finally {
+    finished = true;
     clearTimeout(deadline);
     for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await redis
-      .del(
-        ...['counter', 'store', 'inside', 'order', 'fake-token'].map((s) => `${key}:${s}`),
-        key,
-        `redisson_lock_token:{${key}}`,
-      )
-      .catch(() => undefined);
-    redis.disconnect();
-    await server?.stop();
+    store.disconnect();
+    await proxy?.close();
+    await lockRedis.stop();
+    await storeRedis.stop();
+    build.remove();
   }
 }
 
 /** The violations, by name; empty when the soak kept every promise. */
 export function soakViolations(r: SoakReport): string[] {
+  const faultFree = Object.values(r.faults).every((n) => n === 0);
   const checks: [string, boolean][] = [
     ['exclusion violations', r.violations > 0],
     ['stale fencing tokens', r.staleTokens > 0],
-    ['non-monotonic tokens in a process', r.nonMonotonic > 0],
-    ['tokens out of order globally', r.outOfOrder > 0],
+    ['stale fencing tokens accepted', r.staleAccepted > 0],
     ['nested holds with another token', r.nestedMismatch > 0],
-    ['lost updates', r.lostUpdates !== 0],
+    ['losses not reported on lockLost$', r.unreportedLosses > 0],
+    ['unhandled rejections', r.unhandledRejections > 0],
+    ['stuck waiters', r.stuckTimeouts + r.lateGrants > 0],
     ['failed critical sections', r.errors > 0],
+    ['calls that never settled', r.hungCalls > 0],
     ['no critical section at all', r.sections === 0],
   ];
+  if (faultFree) {
+    // Without faults nothing may be lost, refused or overlapping at all.
+    checks.push(
+      ['lost updates', r.lostUpdates !== 0],
+      ['fenced writes refused', r.fenceRefusals > 0],
+      ['locks lost', r.lostTold + r.lostAtRelease + r.lostEvents > 0],
+      ['waits failed', r.waitFailures > 0],
+      ['overlaps', r.overlapsAfterWipe > 0],
+    );
+  }
   return checks.filter(([, failed]) => failed).map(([name]) => name);
 }
 
@@ -159,18 +235,19 @@ if (require.main === module) {
     }
     return value;
   };
-  const redisIndex = process.argv.indexOf('--redis');
   runSoak({
     seconds: arg('seconds', 60),
     processes: arg('processes', 4),
     workers: arg('workers', 2),
-    redisUrl: redisIndex > 0 ? process.argv[redisIndex + 1] : undefined,
+    keys: arg('keys', 2),
+    faults: process.argv.includes('--faults'),
   }).then(
     (report) => {
-      const { perProcess, ...totals } = report;
+      const { perProcess, faults, samples, ...totals } = report;
       console.log('soak report');
-      console.table(totals);
+      console.table({ ...totals, ...faults });
       console.table(perProcess);
+      for (const sample of samples) console.log(`  ${sample}`);
       const violations = soakViolations(report);
       console.log(
         violations.length === 0 ? 'OK: no violation' : `FAILED: ${violations.join(', ')}`,
