@@ -3,7 +3,7 @@
  * critical sections (soak-worker.ts), optionally while the parent injects faults
  * (soak-faults.ts); the verdicts come from every section's and wait's times (soak-analysis.ts).
  *
- *   npm run soak -- --seconds 60 --processes 4 [--workers 2] [--keys 2] [--faults]
+ *   npm run soak -- --seconds 60 --processes 4 [--workers 2] [--keys 2] [--faults] [--durable]
  *
  * Prints a report and exits 1 on any violation (soakViolations). docs/reliability.md ("Soak")
  * says what each counter means.
@@ -34,6 +34,11 @@ export interface SoakOptions {
   keys?: number;
   /** Inject Redis restarts, pauses, connection cuts and stalls. */
   faults?: boolean;
+  /**
+   * Run the lock's Redis with an append-only file flushed on every write, so a restart keeps
+   * the locks (without it a restart wipes them: overlaps after a wipe are then expected).
+   */
+  durable?: boolean;
   /** Control run: the same sections without the lock (must report violations). */
   unlocked?: boolean;
 }
@@ -43,6 +48,8 @@ export interface SoakReport {
   workersPerProcess: number;
   keys: number;
   seconds: number;
+  /** The lock's Redis kept its data across restarts (--durable). */
+  durable: boolean;
   faults: Record<FaultKind, number>;
   sections: number;
   sectionsPerSecond: number;
@@ -97,7 +104,7 @@ function spawnWorker(build: WorkerBuild, settings: SoakWorkerSettings) {
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const workers = options.workers ?? 2;
   const keys = options.keys ?? 2;
-  const lockRedis = await startRedis({ control: true });
+  const lockRedis = await startRedis({ control: true, durable: options.durable });
   const storeRedis = await startRedis({ control: true });
   const proxy = options.faults ? await tcpProxy(lockRedis.port) : undefined;
   const prefix = `soak:${randomUUID()}`;
@@ -154,6 +161,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       workersPerProcess: workers,
       keys,
       seconds: options.seconds,
+      durable: options.durable === true,
       faults: faultCounts,
       sections: records.length,
       sectionsPerSecond: Math.round(records.length / options.seconds),
@@ -241,6 +249,7 @@ if (require.main === module) {
     workers: arg('workers', 2),
     keys: arg('keys', 2),
     faults: process.argv.includes('--faults'),
+    durable: process.argv.includes('--durable'),
   }).then(
     (report) => {
       const { perProcess, faults, samples, ...totals } = report;

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import {
@@ -36,19 +39,38 @@ export interface TestRedis {
  * server at REDIS_URL when that is set, else a local `redis-server` on a free loopback port.
  * Pass `{ control: true }` for fault-injection suites: they always get their own process.
  */
-export async function startRedis(options: { control?: boolean } = {}): Promise<TestRedis> {
+export async function startRedis(
+  options: { control?: boolean; durable?: boolean } = {},
+): Promise<TestRedis> {
   if (!options.control) {
     if (await dockerReachable()) return startContainer();
     if (process.env.REDIS_URL) return useUrl(process.env.REDIS_URL);
   }
-  return startProcess();
+  return startProcess(options.durable === true);
 }
 
-async function startProcess(): Promise<TestRedis> {
+/**
+ * A controllable local server. `durable`: an append-only file flushed on every write, in a
+ * directory of its own, so a kill and restart keeps every acknowledged write (the data of a
+ * Redis run with persistence); otherwise nothing is kept.
+ */
+async function startProcess(durable: boolean): Promise<TestRedis> {
+  const persistence = durable
+    ? [
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--dir',
+        mkdtempSync(join(tmpdir(), 'redis-durable-')),
+      ]
+    : NO_PERSISTENCE;
   const spawnServer = (port?: number) =>
     spawnRedisServer({
       port,
-      args: [...NO_PERSISTENCE, '--protected-mode', 'no'],
+      args: [...persistence, '--protected-mode', 'no'],
       missingHint:
         'These tests need Redis and found none: no Docker engine for testcontainers, ' +
         'REDIS_URL is not set, and ',
