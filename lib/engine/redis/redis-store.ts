@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ReplyError, type Cluster } from 'ioredis';
-import { LockError, LockRedisError } from '../../lock.errors';
+import type { Cluster } from 'ioredis';
+import { LockError } from '../../lock.errors';
 import {
   ReplicaSyncError,
   type AcquireReply,
@@ -11,7 +11,9 @@ import {
 } from '../store/lock-store';
 import { renewOnCluster, RENEW_CALL_SIZE } from './cluster-renewal';
 import { LockScripts } from './lock-scripts';
-import type { LuaScript, ScriptClient } from './lua-script';
+import type { ScriptClient } from './lua-script';
+import { acquireReply, failure, redisError, releaseReply } from './replies';
+import { runSynced } from './replica-sync';
 import { ready, type RedisConnections } from './redis-connections';
 import { TIMED_OUT, within } from '../time-limit';
 import {
@@ -28,7 +30,6 @@ const UNLOCK_LATCH_TTL = 10_000;
 const FENCING_COUNTER_TTL = 7 * 24 * 3_600_000;
 /** How long a SUBSCRIBE waits for the pub/sub connection to be ready, ms (Redisson's default). */
 const SUBSCRIBE_TIMEOUT = 7_500;
-const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
 
 /** The first Redis version with sharded pub/sub (SPUBLISH, SSUBSCRIBE). */
 const SHARDED_PUBSUB_MAJOR = 7;
@@ -96,9 +97,14 @@ export class RedisStore implements LockStore {
     const args: (string | number)[] = [name, tokenKey(name), request.leaseTime, owner];
     args.push(fencing ? '1' : '0');
     args.push(FENCING_COUNTER_TTL);
-    const [reply, acknowledged] = await this.synced(LockScripts.acquire, replicas, 2, args).catch(
-      failure(key, 'acquire'),
-    );
+    const [reply, acknowledged] = await runSynced(
+      this.client,
+      LockScripts.acquire,
+      replicas,
+      this.syncTimeout,
+      2,
+      args,
+    ).catch(failure(key, 'acquire'));
     const result = acquireReply(reply, fencing);
     if (!result.granted) return result;
     if (acknowledged < replicas) {
@@ -106,34 +112,6 @@ export class RedisStore implements LockStore {
       throw new ReplicaSyncError(key, acknowledged, replicas, this.syncTimeout);
     }
     return result;
-  }
-
-  /**
-   * Runs `script`; with `replicas` > 0, followed by `WAIT replicas syncTimeout` in one pipeline,
-   * so both go to the same connection (on a Cluster: the master of the first key's slot).
-   * Resolves the script's reply and how many replicas acknowledged (0 when none were asked).
-   */
-  private async synced(
-    script: LuaScript,
-    replicas: number,
-    numKeys: number,
-    keysAndArgs: (string | number)[],
-  ): Promise<[unknown, number]> {
-    if (replicas === 0) return [await script.run(this.client, numKeys, ...keysAndArgs), 0];
-    const send = (source: boolean) => {
-      const pipeline = this.client.pipeline();
-      if (source) pipeline.eval(script.source, numKeys, ...keysAndArgs);
-      else pipeline.evalsha(script.sha, numKeys, ...keysAndArgs);
-      return pipeline.wait(replicas, this.syncTimeout).exec();
-    };
-    let results = await send(false);
-    if (String((results?.[0]?.[0] as Error | null)?.message).startsWith('NOSCRIPT')) {
-      results = await send(true);
-    }
-    if (!results) throw new Error('the pipeline was discarded');
-    const [[scriptError, reply], [waitError, acknowledged]] = results;
-    if (scriptError) throw scriptError;
-    return [reply, waitError ? 0 : Number(acknowledged)];
   }
 
   async release(hold: StoredHold): Promise<number | null> {
@@ -179,9 +157,14 @@ export class RedisStore implements LockStore {
       publish,
       ...(sharded ? [] : [channelName(name)]),
     ];
-    const [reply] = await this.synced(LockScripts.release, replicas, keys.length, args).catch(
-      failure(hold.key, 'release'),
-    );
+    const [reply] = await runSynced(
+      this.client,
+      LockScripts.release,
+      replicas,
+      this.syncTimeout,
+      keys.length,
+      args,
+    ).catch(failure(hold.key, 'release'));
     return releaseReply(reply);
   }
 
@@ -313,29 +296,4 @@ export class RedisStore implements LockStore {
   close(): Promise<void> {
     return this.connections.close();
   }
-}
-
-/** Turns a failed Redis call into a LockRedisError for `key`. */
-function failure(key: string, operation: string): (error: unknown) => never {
-  return (error) => {
-    throw redisError(key, operation, error);
-  };
-}
-
-function redisError(key: string, operation: string, error: unknown): LockRedisError {
-  return error instanceof LockRedisError
-    ? error
-    : new LockRedisError(key, operation, error, error instanceof ReplyError);
-}
-
-/** Decodes acquire.lua's reply: >= 0 acquired (the fencing token); < 0 busy, PTTL -2 - reply. */
-function acquireReply(reply: unknown, fencing: boolean): AcquireReply {
-  const result = Number(reply);
-  if (result >= 0) return { granted: true, fencingToken: fencing ? result : undefined };
-  return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
-}
-
-/** Decodes release.lua's reply: the listeners told, or null when the owner did not hold it. */
-function releaseReply(reply: unknown): number | null {
-  return reply === null ? null : Number(reply);
 }

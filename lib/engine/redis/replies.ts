@@ -1,0 +1,31 @@
+import { ReplyError } from 'ioredis';
+import { LockRedisError } from '../../lock.errors';
+import type { AcquireReply } from '../store/lock-store';
+
+const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
+
+/** Turns a failed Redis call into a LockRedisError for `key`. */
+export function failure(key: string, operation: string): (error: unknown) => never {
+  return (error) => {
+    throw redisError(key, operation, error);
+  };
+}
+
+/** A LockRedisError for `key` (refused when Redis answered with an error). */
+export function redisError(key: string, operation: string, error: unknown): LockRedisError {
+  return error instanceof LockRedisError
+    ? error
+    : new LockRedisError(key, operation, error, error instanceof ReplyError);
+}
+
+/** Decodes acquire.lua's reply: >= 0 acquired (the fencing token); < 0 busy, PTTL -2 - reply. */
+export function acquireReply(reply: unknown, fencing: boolean): AcquireReply {
+  const result = Number(reply);
+  if (result >= 0) return { granted: true, fencingToken: fencing ? result : undefined };
+  return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
+}
+
+/** Decodes release.lua's reply: the listeners told, or null when the owner did not hold it. */
+export function releaseReply(reply: unknown): number | null {
+  return reply === null ? null : Number(reply);
+}
