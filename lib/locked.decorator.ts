@@ -34,6 +34,13 @@ export interface LockedOptions extends Omit<RunOptions, 'signal'> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>;
 
+/** A method decorator that accepts only methods returning a Promise or an Observable. */
+type LockedDecorator = <M extends LockableMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => TypedPropertyDescriptor<M>;
+
 /**
  * Runs the method while holding a distributed lock whose key is built from its arguments,
  * releasing it in `finally`. `<N>` is argument N as the method receives it (after pipes),
@@ -47,25 +54,12 @@ type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>
  * @example @Locked('order:<0.id>', { waitTime: 0, onBusy: 'skip' })
  * @example @Locked({ key: (dto: PayDto) => `order:${dto.orderId}` })
  */
-export function Locked(
-  template: string,
-  options?: Omit<LockedOptions, 'key'>,
-): <M extends LockableMethod>(
-  target: object,
-  propertyKey: string | symbol,
-  descriptor: TypedPropertyDescriptor<M>,
-) => TypedPropertyDescriptor<M>;
-export function Locked(
-  options: LockedOptions,
-): <M extends LockableMethod>(
-  target: object,
-  propertyKey: string | symbol,
-  descriptor: TypedPropertyDescriptor<M>,
-) => TypedPropertyDescriptor<M>;
+export function Locked(template: string, options?: Omit<LockedOptions, 'key'>): LockedDecorator;
+export function Locked(options: LockedOptions): LockedDecorator;
 export function Locked(
   templateOrOptions: string | LockedOptions,
   maybeOptions?: Omit<LockedOptions, 'key'>,
-) {
+): LockedDecorator {
   const options: LockedOptions =
     typeof templateOrOptions === 'object' && templateOrOptions !== null
       ? templateOrOptions
