@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
 import { median } from './stats';
+import { runWorkerProcesses } from './worker-processes';
 
 /** How long a fairness worker waits for the lock before its acquire counts as a timeout, ms. */
 export const FAIRNESS_WAIT = 10_000;
@@ -150,42 +149,11 @@ export async function childProcesses(
   workers: number,
   durationMs: number,
 ): Promise<WorkerLog[]> {
-  const ready: Promise<void>[] = [];
-  const children = Array.from({ length: workers }, () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        join(__dirname, 'fairness-worker.ts'),
-        tag,
-        String(port),
-        keys.lock,
-        keys.counter,
-        String(durationMs),
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    let output = '';
-    ready.push(
-      new Promise<void>((resolve) =>
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.startsWith('ready\n')) resolve();
-        }),
-      ),
-    );
-    const done = new Promise<WorkerLog>((resolve, reject) =>
-      child.on('exit', (code) =>
-        code === 0
-          ? resolve(JSON.parse(output.slice('ready\n'.length)) as WorkerLog)
-          : reject(new Error(`fairness worker exited ${code}`)),
-      ),
-    );
-    return { child, done };
-  });
-  await Promise.all(ready);
-  const startAt = Date.now() + 200;
-  for (const { child } of children) child.stdin.end(`${startAt}\n`);
-  return Promise.all(children.map((c) => c.done));
+  return runWorkerProcesses<WorkerLog>('fairness-worker.ts', workers, () => [
+    tag,
+    String(port),
+    keys.lock,
+    keys.counter,
+    String(durationMs),
+  ]);
 }

@@ -5,7 +5,6 @@
  * Exits 1 if any contention run saw an exclusion violation (CI runs --quick for that).
  */
 import 'reflect-metadata';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { nestjsRedisLock, protocolFloor, redisSemaphore, redlock, type Adapter }
 import { contend, type ContentionResult } from './contention';
 import { fairnessScenario, fairnessTable } from './fairness-scenario';
 import { fmt, median, nowUs, percentile, table } from './stats';
+import { runWorkerProcesses } from './worker-processes';
 
 const quick = process.argv.includes('--quick');
 const config = quick
@@ -531,56 +531,21 @@ function childContention(
   keys: { lock: string; state: string },
   durationMs: number,
 ): Promise<ContentionResult> {
-  // Each child says "ready" once loaded; then all get the same start time on stdin.
-  const ready: Promise<void>[] = [];
-  const children = Array.from({ length: 4 }, (_, index) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        join(__dirname, 'contention-worker.ts'),
-        tag,
-        String(port),
-        keys.lock,
-        keys.state,
-        '2',
-        String(durationMs),
-        String(index),
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    let output = '';
-    ready.push(
-      new Promise<void>((resolve) =>
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.startsWith('ready\n')) resolve();
-        }),
-      ),
-    );
-    const done = new Promise<ContentionResult>((resolve, reject) =>
-      child.on('exit', (code) =>
-        code === 0
-          ? resolve(JSON.parse(output.slice('ready\n'.length)) as ContentionResult)
-          : reject(new Error(`worker exited ${code}`)),
-      ),
-    );
-    return { child, done };
-  });
-  return Promise.all(ready)
-    .then(() => {
-      const startAt = Date.now() + 200;
-      for (const { child } of children) child.stdin.end(`${startAt}\n`);
-      return Promise.all(children.map((c) => c.done));
-    })
-    .then((results) => ({
-      sections: results.reduce((s, r) => s + r.sections, 0),
-      handoffs: results.reduce((s, r) => s + r.handoffs, 0),
-      violations: results.reduce((s, r) => s + r.violations, 0),
-      perWorker: results.flatMap((r) => r.perWorker),
-      waitsUs: results.flatMap((r) => r.waitsUs),
-    }));
+  return runWorkerProcesses<ContentionResult>('contention-worker.ts', 4, (index) => [
+    tag,
+    String(port),
+    keys.lock,
+    keys.state,
+    '2',
+    String(durationMs),
+    String(index),
+  ]).then((results) => ({
+    sections: results.reduce((s, r) => s + r.sections, 0),
+    handoffs: results.reduce((s, r) => s + r.handoffs, 0),
+    violations: results.reduce((s, r) => s + r.violations, 0),
+    perWorker: results.flatMap((r) => r.perWorker),
+    waitsUs: results.flatMap((r) => r.waitsUs),
+  }));
 }
 
 main().catch((error: unknown) => {
