@@ -52,11 +52,23 @@ export const IOREDIS_MAJOR = Number(
 );
 
 /**
+ * Whether a subscriber can follow sharded channels: a Cluster one, on an ioredis whose major
+ * is `ioredisMajor` (6 and later resubscribe them after a failover; 5 does not).
+ */
+export function canShardWith(cluster: boolean, ioredisMajor: number): boolean {
+  return cluster && ioredisMajor >= 6;
+}
+
+/**
  * Opens the store's connections: from `redis` (options or URL) or `cluster` (nodes and
  * options) two owned ones; given a user-owned `client` (Redis or Cluster), a duplicate of it
- * for pub/sub. A Cluster subscriber is made for sharded pub/sub when ioredis can resubscribe it.
+ * for pub/sub. A Cluster subscriber is made for sharded pub/sub when ioredis can resubscribe it
+ * (`ioredisMajor`: the ioredis loaded, or another major's behaviour, for tests).
  */
-export function openConnections(source: ConnectionSource): RedisConnections {
+export function openConnections(
+  source: ConnectionSource,
+  ioredisMajor = IOREDIS_MAJOR,
+): RedisConnections {
   const owned: ScriptClient[] = [];
   let client: ScriptClient;
   if (source.client) {
@@ -72,7 +84,7 @@ export function openConnections(source: ConnectionSource): RedisConnections {
     owned.push(client);
   }
   const cluster = client.isCluster;
-  const canShard = cluster && IOREDIS_MAJOR >= 6;
+  const canShard = canShardWith(cluster, ioredisMajor);
   const subscriber = cluster
     ? (client as Cluster).duplicate(undefined, {
         lazyConnect: true,

@@ -30,3 +30,43 @@ export function tokenKey(name: string): string {
 export function unlockLatchKey(name: string, requestId: string): string {
   return `${auxName('redisson_unlock_latch', name)}:${requestId}`;
 }
+
+/** The channel of a read-write lock (Redisson's RReadWriteLock). */
+export function rwChannelName(name: string): string {
+  return auxName('redisson_rwlock', name);
+}
+
+/** The prefix of a read-write lock's read lease keys: `{name}`, or the name with a hash tag. */
+export function readLeasePrefix(name: string): string {
+  return name.includes('{') ? name : `{${name}}`;
+}
+
+/** The lease key of `owner`'s read hold (Redisson's `<prefix>:<owner>:rwlock_timeout:1`). */
+export function readLeaseKey(name: string, owner: string): string {
+  return `${readLeasePrefix(name)}:${owner}:rwlock_timeout:1`;
+}
+
+/** A fair lock's queue of waiting owners (Redisson's RFairLock). */
+export function fairQueueName(name: string): string {
+  return auxName('redisson_lock_queue', name);
+}
+
+/** A fair lock's waiter deadlines. */
+export function fairTimeoutName(name: string): string {
+  return auxName('redisson_lock_timeout', name);
+}
+
+/** The channel on which a fair lock's waiter `owner` is told its turn has come. */
+export function fairWaiterChannel(name: string, owner: string): string {
+  return `${channelName(name)}:${owner}`;
+}
+
+/** The zset of a semaphore's leased permits (Redisson's RPermitExpirableSemaphore). */
+export function permitsName(name: string): string {
+  return name.includes('{') ? `${name}:timeout` : `{${name}}:timeout`;
+}
+
+/** The channel a semaphore's releases are announced on. */
+export function semaphoreChannelName(name: string): string {
+  return auxName('redisson_sc', name);
+}

@@ -3,6 +3,7 @@ import { LockRedisError } from '../../lock.errors';
 import type { AcquireReply } from '../store/lock-store';
 
 const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
+const GRANTED: AcquireReply = { granted: true, fencingToken: undefined };
 
 /** Turns a failed Redis call into a LockRedisError for `key`. */
 export function failure(key: string, operation: string): (error: unknown) => never {
@@ -18,10 +19,14 @@ export function redisError(key: string, operation: string, error: unknown): Lock
     : new LockRedisError(key, operation, error, error instanceof ReplyError);
 }
 
-/** Decodes acquire.lua's reply: >= 0 acquired (the fencing token); < 0 busy, PTTL -2 - reply. */
-export function acquireReply(reply: unknown, fencing: boolean): AcquireReply {
+/**
+ * Decodes acquire.lua's and acquire-fenced.lua's reply: 0 acquired, > 0 acquired with that
+ * fencing token; < 0 busy, PTTL -2 - reply.
+ */
+export function acquireReply(reply: unknown): AcquireReply {
   const result = Number(reply);
-  if (result >= 0) return { granted: true, fencingToken: fencing ? result : undefined };
+  if (result === 0) return GRANTED;
+  if (result > 0) return { granted: true, fencingToken: result };
   return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
 }
 

@@ -1,15 +1,12 @@
--- Takes a Redisson-compatible reentrant lock (RLock layout) for one owner.
+-- Takes a Redisson-compatible reentrant lock (RLock layout) for one owner: Redisson's own
+-- acquire (tryLockInnerAsync) with the hold count kept at 1. Fencing: acquire-fenced.lua.
 --
 -- KEYS[1]  the lock hash: field = owner id, value = hold count
--- KEYS[2]  the fencing-token counter (redisson_lock_token:{name}, as RFencedLock uses)
 -- ARGV[1]  lease in milliseconds (PEXPIRE of the hash)
 -- ARGV[2]  owner field '<client uuid>:<owner id>'
--- ARGV[3]  '1' to issue a fencing token, '0' not to
--- ARGV[4]  lifetime of the fencing counter in milliseconds, renewed by every acquire that issues
---          a token (a name no longer locked does not keep its counter forever)
 --
 -- Returns one integer (cheaper to build and parse than an array):
---   >= 0  the caller now owns the lock; the value is its fencing token (0 when none was asked for)
+--   0     the caller now owns the lock
 --   <= -1 another owner holds it; the holder's PTTL is -2 - value (so -1 means a lock without
 --         a lease, PTTL -1)
 --
@@ -23,20 +20,4 @@ elseif redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
   return -2 - pttl
 end
 redis.call('pexpire', KEYS[1], ARGV[1])
-if ARGV[3] ~= '1' then
-  return 0
-end
-local token = redis.call('incr', KEYS[2])
-if token == 1 then
-  -- A new counter, one that expired unused, or one a restart without persistence wiped: start
-  -- it at Redis' clock in microseconds, so tokens still grow past every token issued before
-  -- (a lock name is never acquired more than once per microsecond, and the server's clock does
-  -- not step back by more than the time since the last token). Written as a decimal string:
-  -- Lua would print a double this large in exponent form.
-  local now = redis.call('time')
-  local seed = now[1] .. string.format('%06d', now[2])
-  redis.call('set', KEYS[2], seed)
-  token = tonumber(seed)
-end
-redis.call('pexpire', KEYS[2], ARGV[4])
-return token
+return 0

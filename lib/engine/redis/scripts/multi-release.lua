@@ -6,6 +6,8 @@
 -- ARGV[1]     owner field
 -- ARGV[2]     latch lifetime in milliseconds
 -- ARGV[2+i]   the release channel of KEYS[i] (redisson_lock__channel:{<member>})
+-- ARGV[3+n]   optional: 'spublish' (sharded pub/sub, as release.lua on a Redis Cluster >= 7: the
+--             channels share the members' slot) or 'publish' (the default)
 --
 -- Returns an array of n entries, one per member in KEYS order:
 --   integer  the member was freed: its owner field removed (the hash with it, as after
@@ -24,12 +26,13 @@ local n = #KEYS - 1
 if n < 1 then
   return redis.error_reply('ERR multi-release needs at least one member key and the latch')
 end
+local publish = ARGV[3 + n] or 'publish'
 local replies = {}
 local encoded = {}
 local freed = false
 for i = 1, n do
   if redis.call('hdel', KEYS[i], ARGV[1]) == 1 then
-    replies[i] = redis.call('publish', ARGV[2 + i], '0')
+    replies[i] = redis.call(publish, ARGV[2 + i], '0')
     encoded[i] = tostring(replies[i])
     freed = true
   else

@@ -47,7 +47,8 @@ for j = 1, #kinds do
   if kind == 'w' then
     field = owner .. ':write'
   end
-  if redis.call('hexists', hash, field) == 1 then
+  -- pcall: a key that is no longer a hash (another program wrote it) is lost, not the batch.
+  if redis.pcall('hexists', hash, field) == 1 then
     if kind == 'l' then
       redis.call('pexpire', hash, lease)
     else

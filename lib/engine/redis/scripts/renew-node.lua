@@ -1,31 +1,53 @@
--- Watchdog renewal of plain-lock holds of many cluster slots on one Redis Cluster master, in
--- one call (up to 100 holds per call).
+-- Watchdog renewal of lock holds of many cluster slots on one Redis Cluster master, in one call
+-- (up to 100 holds per call), for every kind renew-all.lua knows.
 --
 -- KEYS       none: this script is the one exception to "every key is declared in KEYS". Keys
 --            of different slots declared in KEYS are refused with CROSSSLOT (even with the
 --            allow-cross-slot-keys flag), and renewing per slot would cost one call per lock.
 --            It is sent to the master that serves every named key's slot (the client groups
---            holds by master), and it only renews: it never creates a key.
+--            holds by master), and it only renews: it never creates a key but a live reader's
+--            lease key (as renew-all.lua), in the slot of its hash.
 -- ARGV[1]    lease in milliseconds
--- ARGV[2i]   the lock hash of hold i
--- ARGV[2i+1] the owner field of hold i
+-- ARGV[2]    the holds' kinds, one character per hold, as renew-all.lua: 'l' exclusive (plain or
+--            fair lock, multi-lock member), 'w' read-write lock's write hold, 'r' its read hold
+-- then, per hold in order: the lock hash, the owner id, and for 'r' the hold's lease key
 --
 -- Returns one integer per hold, in order: 1 when the owner still holds it (lease restored, as
--- renew.lua), 0 when its field is gone (the lock is lost), 2 when this node cannot serve the
+-- renew-all.lua), 0 when its field is gone (the hold is lost), 2 when this node cannot serve the
 -- key (its slot moved to another master, or is being migrated away): the client then renews
--- that hold through the slot's current master with renew.lua. redis.pcall keeps such a key
+-- that hold through the slot's current master with renew-all.lua. redis.pcall keeps such a key
 -- (Redis answers "non local key") from failing the whole batch.
+local lease = tonumber(ARGV[1])
+local kinds = ARGV[2]
 local renewed = {}
-for i = 1, (#ARGV - 1) / 2 do
-  local hash, owner = ARGV[2 * i], ARGV[2 * i + 1]
-  local held = redis.pcall('hexists', hash, owner)
+local a = 3
+for j = 1, #kinds do
+  local kind = kinds:sub(j, j)
+  local hash, owner = ARGV[a], ARGV[a + 1]
+  local field = owner
+  if kind == 'w' then
+    field = owner .. ':write'
+  end
+  local held = redis.pcall('hexists', hash, field)
   if type(held) == 'table' then
-    renewed[i] = 2
+    renewed[j] = 2
   elseif held == 1 then
-    redis.call('pexpire', hash, ARGV[1])
-    renewed[i] = 1
+    if kind == 'l' then
+      redis.call('pexpire', hash, lease)
+    else
+      redis.call('pexpire', hash, math.max(lease, redis.call('pttl', hash)))
+    end
+    if kind == 'r' then
+      redis.call('set', ARGV[a + 2], 1, 'px', lease)
+    end
+    renewed[j] = 1
   else
-    renewed[i] = 0
+    renewed[j] = 0
+  end
+  if kind == 'r' then
+    a = a + 3
+  else
+    a = a + 2
   end
 end
 return renewed

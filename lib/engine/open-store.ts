@@ -1,8 +1,8 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { MemoryLockStore } from '../memory/memory-store';
-import { IOREDIS_MAJOR, openConnections, type ClusterConfig } from '../redis/redis-connections';
-import { RedisStore } from '../redis/redis-store';
-import type { LockStore } from './lock-store';
+import { MemoryLockStore } from './memory/memory-store';
+import { IOREDIS_MAJOR, openConnections, type ClusterConfig } from './redis/redis-connections';
+import { RedisStore } from './redis/redis-store';
+import type { LockStore } from './store/lock-store';
 
 /** Quiet period between two logged connection errors of one connection, ms. */
 const CONNECTION_ERROR_LOG_INTERVAL = 5_000;
@@ -30,17 +30,23 @@ export interface OpenedStore extends LockStore {
 /**
  * Opens the store `source` names: a memory store connection, or a RedisStore on new
  * connections (or the user's client), whose connection errors go to `warn`, rate-limited.
+ * On a Cluster with an ioredis below 6 (`ioredisMajor`: the one loaded unless a test says
+ * otherwise), warns once that release notices use classic pub/sub.
  */
-export function openStore(source: StoreSource, warn: (message: string) => void): OpenedStore {
+export function openStore(
+  source: StoreSource,
+  warn: (message: string) => void,
+  ioredisMajor = IOREDIS_MAJOR,
+): OpenedStore {
   if (source.store !== undefined) {
     return (source.store === 'memory' ? MemoryLockStore.shared : source.store).connect();
   }
-  const connections = openConnections(source);
+  const connections = openConnections(source, ioredisMajor);
   logConnectionErrors(connections.subscriber, 'pub/sub', warn);
   if (!source.client) logConnectionErrors(connections.client, 'command', warn);
   if (connections.client.isCluster && !connections.canShard) {
     warn(
-      `ioredis ${IOREDIS_MAJOR} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
+      `ioredis ${ioredisMajor} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
     );
   }
   return new RedisStore(connections, source.syncTimeout);

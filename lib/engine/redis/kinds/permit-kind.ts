@@ -1,0 +1,71 @@
+import type { AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
+import { LockScripts } from '../lock-scripts';
+import { permitsName, semaphoreChannelName } from '../redis-names';
+import { listenersOrNull, type RedisKind, type ScriptCall } from './redis-kind';
+
+/** How long an unlock latch stays, ms (as the plain lock's). */
+const UNLOCK_LATCH_TTL = 10_000;
+
+/** Leased permits of a semaphore (Redisson's RPermitExpirableSemaphore layout). */
+export const permitKind: RedisKind = {
+  shardable: false,
+  acquire: (request: AcquireRequest) => ({
+    script: LockScripts.semaphoreAcquire,
+    numKeys: 2,
+    keysAndArgs: [
+      request.name,
+      permitsName(request.name),
+      request.leaseTime,
+      request.owner,
+      limit(request),
+    ],
+  }),
+  acquired: (reply) => {
+    const value = Number(reply);
+    if (value >= 0) return { granted: true, fencingToken: undefined, shared: value > 0 };
+    return { granted: false, ttl: value === -1 ? Infinity : -2 - value };
+  },
+  release: (hold: StoredHold, latch: string) => ({
+    script: LockScripts.semaphoreRelease,
+    numKeys: 3,
+    keysAndArgs: [
+      hold.name,
+      permitsName(hold.name),
+      latch,
+      semaphoreChannelName(hold.name),
+      hold.owner,
+      UNLOCK_LATCH_TTL,
+      limit(hold),
+    ],
+  }),
+  released: listenersOrNull,
+  channel: (target) => semaphoreChannelName(target.name),
+};
+
+/** Counts the permits a caller with the target's limit could take. */
+export function permitsAvailable(target: LockTarget): ScriptCall {
+  return {
+    script: LockScripts.semaphoreAvailable,
+    numKeys: 2,
+    keysAndArgs: [target.name, permitsName(target.name), limit(target)],
+  };
+}
+
+/** Revokes every permit of the semaphore. */
+export function permitsForceUnlock(target: LockTarget): ScriptCall {
+  return {
+    script: LockScripts.semaphoreForceUnlock,
+    numKeys: 2,
+    keysAndArgs: [
+      target.name,
+      permitsName(target.name),
+      semaphoreChannelName(target.name),
+      limit(target),
+    ],
+  };
+}
+
+function limit(target: LockTarget): number {
+  if (target.permits === undefined) throw new Error(`semaphore "${target.key}" without a limit`);
+  return target.permits;
+}

@@ -1,0 +1,48 @@
+import type { AcquireRequest, StoredHold } from '../../store/lock-store';
+import { LockScripts } from '../lock-scripts';
+import { acquireReply, releaseReply } from '../replies';
+import { channelName, tokenKey } from '../redis-names';
+import type { RedisKind } from './redis-kind';
+
+/** How long an unlock latch (idempotent release) stays in Redis, in ms. */
+export const UNLOCK_LATCH_TTL = 10_000;
+/** How long a fencing counter outlives the last acquire that used it, in ms (7 days). */
+export const FENCING_COUNTER_TTL = 7 * 24 * 3_600_000;
+
+/** Plain reentrant locks (Redisson's RLock; with fencing, RFencedLock). */
+export const plainKind: RedisKind = {
+  shardable: true,
+  acquire: (request: AcquireRequest) =>
+    request.fencing
+      ? {
+          script: LockScripts.acquireFenced,
+          numKeys: 2,
+          keysAndArgs: [
+            request.name,
+            tokenKey(request.name),
+            request.leaseTime,
+            request.owner,
+            FENCING_COUNTER_TTL,
+          ],
+        }
+      : {
+          script: LockScripts.acquire,
+          numKeys: 1,
+          keysAndArgs: [request.name, request.leaseTime, request.owner],
+        },
+  acquired: acquireReply,
+  release: (hold: StoredHold, latch: string, publish) => {
+    // The channel is a key only for SPUBLISH (see release.lua).
+    const channel = channelName(hold.name);
+    const sharded = publish === 'spublish';
+    return {
+      script: LockScripts.release,
+      numKeys: sharded ? 3 : 2,
+      keysAndArgs: sharded
+        ? [hold.name, latch, channel, hold.owner, UNLOCK_LATCH_TTL, publish]
+        : [hold.name, latch, hold.owner, UNLOCK_LATCH_TTL, publish, channel],
+    };
+  },
+  released: releaseReply,
+  channel: (target) => channelName(target.name),
+};

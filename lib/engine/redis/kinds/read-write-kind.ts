@@ -1,0 +1,60 @@
+import type { AcquireRequest, StoredHold } from '../../store/lock-store';
+import { LockScripts } from '../lock-scripts';
+import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
+import { listenersOrNull, refusedTtl, type RedisKind } from './redis-kind';
+
+const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
+const GRANTED = { granted: true, fencingToken: undefined } as const;
+
+/** How long an unlock latch stays, ms (as the plain lock's). */
+const UNLOCK_LATCH_TTL = 10_000;
+
+/** Read holds of a read-write lock (Redisson's RReadWriteLock.readLock()): shared. */
+export const readKind: RedisKind = {
+  shardable: false,
+  acquire: (request: AcquireRequest) => ({
+    script: LockScripts.readAcquire,
+    numKeys: 2,
+    keysAndArgs: [
+      request.name,
+      readLeaseKey(request.name, request.owner),
+      request.leaseTime,
+      request.owner,
+    ],
+  }),
+  acquired: (reply) => (Number(reply) === 0 ? GRANTED_SHARED : refusedTtl(Number(reply))),
+  release: (hold: StoredHold, latch: string) => ({
+    script: LockScripts.readRelease,
+    numKeys: 3,
+    keysAndArgs: [
+      hold.name,
+      readLeaseKey(hold.name, hold.owner),
+      latch,
+      rwChannelName(hold.name),
+      hold.owner,
+      UNLOCK_LATCH_TTL,
+      readLeasePrefix(hold.name),
+    ],
+  }),
+  // -1: this read hold ended while others still hold the lock (nobody was told).
+  released: listenersOrNull,
+  channel: (target) => rwChannelName(target.name),
+};
+
+/** The write hold of a read-write lock (Redisson's RReadWriteLock.writeLock()): exclusive. */
+export const writeKind: RedisKind = {
+  shardable: false,
+  acquire: (request: AcquireRequest) => ({
+    script: LockScripts.writeAcquire,
+    numKeys: 1,
+    keysAndArgs: [request.name, request.leaseTime, request.owner],
+  }),
+  acquired: (reply) => (Number(reply) === 0 ? GRANTED : refusedTtl(Number(reply))),
+  release: (hold: StoredHold, latch: string) => ({
+    script: LockScripts.writeRelease,
+    numKeys: 2,
+    keysAndArgs: [hold.name, latch, rwChannelName(hold.name), hold.owner, UNLOCK_LATCH_TTL],
+  }),
+  released: listenersOrNull,
+  channel: (target) => rwChannelName(target.name),
+};

@@ -1,0 +1,40 @@
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
+import type { LuaScript } from '../lua-script';
+
+/** How a release is announced: sharded pub/sub (a Cluster of Redis >= 7) or classic. */
+export type PublishCommand = 'spublish' | 'publish';
+
+/** One script call: the script, its key count, then keys and arguments as EVALSHA takes them. */
+export interface ScriptCall {
+  readonly script: LuaScript;
+  readonly numKeys: number;
+  readonly keysAndArgs: (string | number)[];
+}
+
+/**
+ * One kind of hold in Redis (Redisson's layout for it): the script calls that acquire and
+ * release it and how their replies read. A new primitive is a new set of scripts and one of
+ * these; the store runs the calls (synced with replicas when asked) and batches renewals.
+ */
+export interface RedisKind {
+  /** Whether its notices may go over sharded pub/sub (its scripts can SPUBLISH). */
+  readonly shardable: boolean;
+  acquire(request: AcquireRequest): ScriptCall;
+  acquired(reply: unknown, request: AcquireRequest): AcquireReply;
+  /** `latch`: the unlock latch key of this release request. */
+  release(hold: StoredHold, latch: string, publish: PublishCommand): ScriptCall;
+  /** Listeners told, or null when the owner did not hold it. */
+  released(reply: unknown): number | null;
+  /** The channel a waiter for `target` listens on. */
+  channel(target: LockTarget, owner: string): string;
+}
+
+/** Decodes the `-2 - pttl` refusal most acquire scripts return: the holder's lease, ms. */
+export function refusedTtl(reply: number): AcquireReply {
+  return { granted: false, ttl: reply === -1 ? Infinity : -2 - reply };
+}
+
+/** Decodes a release reply: listeners told, or null (not held). */
+export function listenersOrNull(reply: unknown): number | null {
+  return reply === null ? null : Math.max(0, Number(reply));
+}
