@@ -2,25 +2,29 @@ import type {
   AcquireReply,
   AcquireRequest,
   LockStore,
+  LockTarget,
   NoticeListener,
   StoredHold,
 } from '../store/lock-store';
+import { channelOf } from './channels';
 
 /** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */
 export interface MemoryLockTable {
   acquire(request: AcquireRequest): AcquireReply;
   release(hold: StoredHold): number | null;
   renew(holds: readonly StoredHold[], leaseTime: number): boolean[];
-  forceUnlock(name: string): boolean;
-  remainingTtl(name: string): number | null;
-  subscribe(client: MemoryStoreClient, name: string): void;
-  unsubscribe(client: MemoryStoreClient, name: string): void;
+  leave(request: AcquireRequest): void;
+  forceUnlock(target: LockTarget): boolean;
+  remainingTtl(target: LockTarget): number | null;
+  available(target: LockTarget): number;
+  subscribe(client: MemoryStoreClient, channel: string): void;
+  unsubscribe(client: MemoryStoreClient, channel: string): void;
 }
 
 /**
  * One LockService's connection to a MemoryLockStore, as a RedisStore is to a Redis server: its
- * own subscriptions and notice listener. Answers come asynchronously, release notices after
- * the release that caused them has answered (as over a socket).
+ * own subscriptions and notice listener. Answers come asynchronously, notices after the call
+ * that caused them has answered (as over a socket).
  */
 export class MemoryStoreClient implements LockStore {
   private readonly subscriptions = new Set<string>();
@@ -40,23 +44,36 @@ export class MemoryStoreClient implements LockStore {
     return Promise.resolve(this.store.renew(holds, leaseTime));
   }
 
-  forceUnlock(_key: string, name: string): Promise<boolean> {
-    return Promise.resolve(this.store.forceUnlock(name));
-  }
-
-  remainingTtl(_key: string, name: string): Promise<number | null> {
-    return Promise.resolve(this.store.remainingTtl(name));
-  }
-
-  subscribe(name: string): Promise<void> {
-    this.subscriptions.add(name);
-    this.store.subscribe(this, name);
+  leave(request: AcquireRequest): Promise<void> {
+    this.store.leave(request);
     return Promise.resolve();
   }
 
-  unsubscribe(name: string): Promise<void> {
-    this.subscriptions.delete(name);
-    this.store.unsubscribe(this, name);
+  forceUnlock(target: LockTarget): Promise<boolean> {
+    return Promise.resolve(this.store.forceUnlock(target));
+  }
+
+  remainingTtl(target: LockTarget): Promise<number | null> {
+    return Promise.resolve(this.store.remainingTtl(target));
+  }
+
+  available(target: LockTarget): Promise<number> {
+    return Promise.resolve(this.store.available(target));
+  }
+
+  channel(target: LockTarget, owner: string): string {
+    return channelOf(target, owner);
+  }
+
+  subscribe(channel: string): Promise<void> {
+    this.subscriptions.add(channel);
+    this.store.subscribe(this, channel);
+    return Promise.resolve();
+  }
+
+  unsubscribe(channel: string): Promise<void> {
+    this.subscriptions.delete(channel);
+    this.store.unsubscribe(this, channel);
     return Promise.resolve();
   }
 
@@ -64,9 +81,9 @@ export class MemoryStoreClient implements LockStore {
     this.listener = listener;
   }
 
-  /** A release notice of lock `name` arrives (called by the store, never inside a release). */
-  deliver(name: string): void {
-    if (this.subscriptions.has(name)) this.listener?.notice(name);
+  /** A message on `channel` arrives (called by the store, never inside the call that sent it). */
+  deliver(channel: string): void {
+    if (this.subscriptions.has(channel)) this.listener?.notice(channel);
   }
 
   /** Nothing to connect to: resolves at once. */
@@ -81,7 +98,7 @@ export class MemoryStoreClient implements LockStore {
 
   /** Drops this connection's subscriptions; the store and its locks stay for others. */
   close(): Promise<void> {
-    for (const name of this.subscriptions) this.store.unsubscribe(this, name);
+    for (const channel of this.subscriptions) this.store.unsubscribe(this, channel);
     this.subscriptions.clear();
     return Promise.resolve();
   }

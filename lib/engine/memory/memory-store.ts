@@ -1,147 +1,149 @@
 import { now } from '../clock';
-import type { AcquireReply, AcquireRequest, StoredHold } from '../store/lock-store';
+import type {
+  AcquireReply,
+  AcquireRequest,
+  HoldKind,
+  LockTarget,
+  StoredHold,
+} from '../store/lock-store';
+import { lockChannel, readWriteChannel } from './channels';
+import { PlainLocks } from './exclusive-locks';
+import { FairLocks } from './fair-locks';
+import type { HoldKindStore } from './hold-kind';
+import { LockTable } from './lock-table';
 import { MemoryStoreClient, type MemoryLockTable } from './memory-store-client';
+import { membersOf, MultiLocks } from './multi-locks';
+import { Semaphores } from './permits';
+import { ReadWriteLocks } from './read-write-locks';
 
 /** How long the answer of a release is kept for the same release sent again, ms (as Redis' latch). */
 const UNLOCK_LATCH_TTL = 10_000;
 
-/** A lock held in memory: one owner (the hold count stays 1, as in Redis) and its lease. */
-interface MemoryLock {
-  readonly owner: string;
-  /** Monotonic time (clock.ts) at which the lease ends. */
-  expiresAt: number;
-  /** Deletes the lock when its lease ends (unref'd). */
-  timer: NodeJS.Timeout | undefined;
-}
-
 /** A release's answer, kept for UNLOCK_LATCH_TTL ms. */
 interface Latch {
-  readonly listeners: number;
+  readonly answer: number | null;
   readonly expiresAt: number;
 }
 
 /**
  * Locks in this process's memory, for tests and single-process development: the same
- * semantics as a Redis server inside one process (leases that expire, idempotent release,
- * release notices to subscribed services, fencing tokens), without a network. Every LockService
- * given the same instance shares its locks, as applications on one Redis do;
- * `RedisLockModule.forRoot({ store: 'memory' })` uses `MemoryLockStore.shared`.
+ * semantics as a Redis server running this library's scripts, inside one process (every hold
+ * kind, leases that expire, idempotent release, notices to subscribed services, fencing
+ * tokens), without a network. Every LockService given the same instance shares its locks, as
+ * applications on one Redis do; `RedisLockModule.forRoot({ store: 'memory' })` uses
+ * `MemoryLockStore.shared`.
  */
 export class MemoryLockStore implements MemoryLockTable {
   /** The process-wide store behind `store: 'memory'`. */
   static readonly shared = new MemoryLockStore();
 
-  private readonly locks = new Map<string, MemoryLock>();
+  /** Lock names: plain, fair, group-member and read-write locks of a name exclude each other. */
+  private readonly table = new LockTable();
+  private readonly fair: FairLocks;
+  private readonly semaphores: Semaphores;
+  private readonly kinds: Record<HoldKind, HoldKindStore>;
   /** Latches in the order they were set, which is also the order they expire in. */
   private readonly latches = new Map<string, Latch>();
   private readonly subscribers = new Map<string, Set<MemoryStoreClient>>();
-  /** The last fencing token issued: one counter for every lock, so each lock's tokens grow. */
-  private lastToken = 0;
+
+  constructor() {
+    const publish = (channel: string) => this.publish(channel);
+    this.fair = new FairLocks(this.table, publish);
+    this.semaphores = new Semaphores(publish);
+    this.kinds = {
+      lock: new PlainLocks(this.table, publish),
+      fair: this.fair,
+      read: new ReadWriteLocks('read', this.table, publish),
+      write: new ReadWriteLocks('write', this.table, publish),
+      multi: new MultiLocks(this.table, publish),
+      permit: this.semaphores,
+    };
+  }
 
   /** A connection to this store for one LockService (its own notices and subscriptions). */
   connect(): MemoryStoreClient {
     return new MemoryStoreClient(this);
   }
 
-  /** Takes the lock for the request's owner if free; a resent acquire of the holder renews it. */
+  /** Takes the target for the request's owner if free; a resent acquire of the holder renews it. */
   acquire(request: AcquireRequest): AcquireReply {
-    const { name, owner } = request;
-    let lock = this.live(name);
-    if (lock === undefined) {
-      lock = { owner, expiresAt: 0, timer: undefined };
-      this.locks.set(name, lock);
-    } else if (lock.owner !== owner) {
-      return { granted: false, ttl: remaining(lock) };
-    }
-    this.setLease(name, lock, request.leaseTime);
-    return { granted: true, fencingToken: request.fencing ? ++this.lastToken : undefined };
+    return this.kinds[request.kind].acquire(request);
   }
 
   /**
-   * Frees the hold if its owner holds the lock and notifies the subscribers; the number of
-   * them, the previous answer for a release sent again, or null when the owner did not hold it.
+   * Frees the hold if its owner holds it and notifies the subscribers: how many there are, the
+   * first answer for a release sent again, or null when the owner did not hold it (a group:
+   * some member).
    */
   release(hold: StoredHold): number | null {
-    const { name, owner } = hold;
-    const latchKey = `${owner}\n${name}`;
+    const latchKey = [hold.kind, hold.owner, ...membersOf(hold)].join('\n');
     this.dropExpiredLatches();
-    const lock = this.live(name);
-    if (lock?.owner !== owner) return this.latches.get(latchKey)?.listeners ?? null;
-    this.delete(name, lock);
-    const listeners = this.publish(name);
-    this.latches.set(latchKey, { listeners, expiresAt: now() + UNLOCK_LATCH_TTL });
-    return listeners;
+    const answer = this.kinds[hold.kind].release(hold);
+    if (answer === undefined) return this.latches.get(latchKey)?.answer ?? null;
+    this.latches.set(latchKey, { answer, expiresAt: now() + UNLOCK_LATCH_TTL });
+    return answer;
   }
 
   /** Restores the lease of each hold still owned; one boolean per hold. */
   renew(holds: readonly StoredHold[], leaseTime: number): boolean[] {
-    return holds.map((hold) => {
-      const lock = this.live(hold.name);
-      if (lock?.owner !== hold.owner) return false;
-      this.setLease(hold.name, lock, leaseTime);
-      return true;
-    });
+    return holds.map((hold) => this.kinds[hold.kind].renew(hold, leaseTime));
   }
 
-  /** Deletes the lock whoever holds it and notifies the subscribers; true when there was one. */
-  forceUnlock(name: string): boolean {
-    const lock = this.live(name);
-    if (lock === undefined) return false;
-    this.delete(name, lock);
-    this.publish(name);
-    return true;
+  /** Takes a fair waiter that gives up out of its queue (the next one is told if due). */
+  leave(request: AcquireRequest): void {
+    this.fair.leave(request.name, request.owner);
   }
 
-  /** The remaining lease in ms, or null when the lock is free. */
-  remainingTtl(name: string): number | null {
-    const lock = this.live(name);
-    return lock === undefined ? null : remaining(lock);
+  /**
+   * Frees the target whoever holds it and notifies its waiters; true when it was held. A
+   * `permit` target revokes every permit; any other frees whatever lives under the name (each
+   * member's for a group): an exclusive lock with its fair queue, or a read-write lock.
+   */
+  forceUnlock(target: LockTarget): boolean {
+    if (target.kind === 'permit') return this.semaphores.revoke(target.name);
+    let freed = false;
+    for (const name of membersOf(target)) {
+      const entry = this.table.get(name);
+      this.fair.clear(name);
+      if (entry === undefined) continue;
+      this.table.delete(name, entry);
+      this.publish(entry.type === 'rw' ? readWriteChannel(name) : lockChannel(name));
+      freed = true;
+    }
+    return freed;
   }
 
-  /** Starts sending release notices of lock `name` to `client`. */
-  subscribe(client: MemoryStoreClient, name: string): void {
-    let clients = this.subscribers.get(name);
+  /** The remaining lease in ms, or null when the target is free (see LockStore.remainingTtl). */
+  remainingTtl(target: LockTarget): number | null {
+    return this.kinds[target.kind].remainingTtl(target);
+  }
+
+  /** How many more permits a caller with the target's limit could take now. */
+  available(target: LockTarget): number {
+    return this.semaphores.available(target);
+  }
+
+  /** Starts sending the messages of `channel` to `client`. */
+  subscribe(client: MemoryStoreClient, channel: string): void {
+    let clients = this.subscribers.get(channel);
     if (clients === undefined) {
       clients = new Set();
-      this.subscribers.set(name, clients);
+      this.subscribers.set(channel, clients);
     }
     clients.add(client);
   }
 
-  /** Stops sending release notices of lock `name` to `client`. */
-  unsubscribe(client: MemoryStoreClient, name: string): void {
-    const clients = this.subscribers.get(name);
-    if (clients?.delete(client) && clients.size === 0) this.subscribers.delete(name);
+  /** Stops sending the messages of `channel` to `client`. */
+  unsubscribe(client: MemoryStoreClient, channel: string): void {
+    const clients = this.subscribers.get(channel);
+    if (clients?.delete(client) && clients.size === 0) this.subscribers.delete(channel);
   }
 
-  /** The lock `name` if held and within its lease (a lapsed one is deleted first). */
-  private live(name: string): MemoryLock | undefined {
-    const lock = this.locks.get(name);
-    if (lock !== undefined && lock.expiresAt <= now()) {
-      this.delete(name, lock);
-      return undefined;
-    }
-    return lock;
-  }
-
-  private setLease(name: string, lock: MemoryLock, leaseTime: number): void {
-    lock.expiresAt = now() + leaseTime;
-    clearTimeout(lock.timer);
-    // An expired lock is deleted without a notice, as Redis expires a key without a message.
-    lock.timer = setTimeout(() => this.delete(name, lock), leaseTime);
-    lock.timer.unref();
-  }
-
-  private delete(name: string, lock: MemoryLock): void {
-    clearTimeout(lock.timer);
-    if (this.locks.get(name) === lock) this.locks.delete(name);
-  }
-
-  /** Schedules a release notice to each subscriber (never synchronously); how many there are. */
-  private publish(name: string): number {
-    const clients = this.subscribers.get(name);
+  /** Schedules a message to each subscriber of `channel` (never synchronously); how many. */
+  private publish(channel: string): number {
+    const clients = this.subscribers.get(channel);
     if (clients === undefined) return 0;
-    for (const client of clients) setImmediate(() => client.deliver(name));
+    for (const client of clients) setImmediate(() => client.deliver(channel));
     return clients.size;
   }
 
@@ -153,9 +155,4 @@ export class MemoryLockStore implements MemoryLockTable {
       this.latches.delete(key);
     }
   }
-}
-
-/** Ms until the lock's lease ends, at least 1 while it runs. */
-function remaining(lock: MemoryLock): number {
-  return Math.max(1, Math.ceil(lock.expiresAt - now()));
 }
