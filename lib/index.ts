@@ -1,4 +1,6 @@
-export type { LockHandle } from './engine/lock-handle';
+export type { LockHandle, PermitHandle } from './engine/lock-handle';
+export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './engine/semaphore';
+export type { LockKeys, LockMode } from './engine/targets';
 export type {
   BusyPolicy,
   LockLostPolicy,
@@ -13,6 +15,7 @@ export {
   LockNotHeldError,
   LockOptionsError,
   LockRedisError,
+  LockUpgradeError,
 } from './lock.errors';
 export type { BusyStatus } from './lock-error-answer';
 export { LockExceptionFilter } from './lock-exception.filter';
@@ -20,6 +23,7 @@ export type { LockEvent } from './lock-events';
 export { METER_NAME } from './lock-metrics';
 export { LockService } from './lock.service';
 export { Locked, type LockedOptions } from './locked.decorator';
+export { Semaphore, type SemaphoreOptions } from './semaphore.decorator';
 export { MemoryLockStore } from './engine/memory/memory-store';
 export { RedisLockModule, type RedisLockTestingOptions } from './redis-lock.module';
 export {

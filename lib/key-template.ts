@@ -1,4 +1,5 @@
 import { describe } from './engine/options/validate';
+import { MAX_GROUP_KEYS } from './engine/targets';
 import { LockKeyError } from './lock.errors';
 
 /** Builds a lock key from a method's arguments. */
@@ -95,6 +96,44 @@ export function checkBuiltKey(key: unknown, where: string): string {
     );
   }
   return key;
+}
+
+/**
+ * Parses the templates of a multi-lock's keys (`['account:<0>', 'account:<1>']`, see
+ * compileKeyTemplate): LockKeyError unless a non-empty list of at most MAX_GROUP_KEYS templates.
+ */
+export function compileKeyTemplates(
+  templates: unknown,
+  paramCount: number | undefined,
+  where: string,
+): (args: readonly unknown[]) => string[] {
+  if (!Array.isArray(templates)) {
+    throw new LockKeyError(
+      `${where}: keys must be a list of key templates, got ${describe(templates)}.`,
+    );
+  }
+  checkKeyCount(templates.length, where, 'key templates');
+  const builders = templates.map((template) => compileKeyTemplate(template, paramCount, where));
+  return (args) => builders.map((build) => build(args));
+}
+
+/** Validates the result of a user keys function (`@Locked({ keys: (...args) => […] })`). */
+export function checkBuiltKeys(keys: unknown, where: string): string[] {
+  if (!Array.isArray(keys)) {
+    throw new LockKeyError(
+      `${where}: the keys function must return a list of keys, returned ${describe(keys)}. The method was not run.`,
+    );
+  }
+  checkKeyCount(keys.length, where, 'keys');
+  return keys.map((key) => checkBuiltKey(key, where));
+}
+
+function checkKeyCount(count: number, where: string, what: string): void {
+  if (count === 0 || count > MAX_GROUP_KEYS) {
+    throw new LockKeyError(
+      `${where}: a multi-lock takes from 1 to ${MAX_GROUP_KEYS} ${what}, got ${count}.`,
+    );
+  }
 }
 
 function render(

@@ -62,6 +62,23 @@ export class LockLostError extends LockError {
   }
 }
 
+/**
+ * A call chain that holds only the read lock of a read-write lock asked for its write lock.
+ * Waiting would never end (the write waits for every read hold, this chain's too), so it is
+ * refused at once and nothing held changes. Release the read hold first, or take the write
+ * lock from the start (a writer may take the read lock: a downgrade).
+ */
+export class LockUpgradeError extends LockError {
+  constructor(
+    /** The lock key. */
+    readonly key: string,
+  ) {
+    super(
+      `Lock "${key}": this call chain holds its read lock and asked for its write lock; upgrading would deadlock. Take the write lock first (a writer may also read), or release the read lock before writing.`,
+    );
+  }
+}
+
 /** A lock key, key template or key argument is unusable. */
 export class LockKeyError extends LockError {}
 

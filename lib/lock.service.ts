@@ -8,9 +8,12 @@ import {
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { LockEngine } from './engine/lock-engine';
+import { assertOneOf } from './engine/options/validate';
+import type { RedisSemaphore } from './engine/semaphore';
+import type { LockKeys, LockMode } from './engine/targets';
 import type { LockHandle } from './engine/lock-handle';
 import type { LockOptions, RunOptions } from './engine/options/lock-options';
-import { openStore, type OpenedStore } from './engine/store/open-store';
+import { openStore, type OpenedStore } from './engine/open-store';
 import { within, TIMED_OUT } from './engine/time-limit';
 import { LockError, type LockLostError } from './lock.errors';
 import { LockEvents, type LockEvent } from './lock-events';
@@ -18,6 +21,17 @@ import { LOGGER_CONTEXT } from './redis-lock.constants';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 import { resolveModuleOptions, type StartupCheck } from './redis-lock-options.validation';
+
+/** Selects the read or the write hold of a read-write lock in the inspecting methods. */
+export interface ModeOption {
+  mode?: LockMode;
+}
+
+function modeOf(options: ModeOption | undefined): LockMode | undefined {
+  const mode = options?.mode;
+  if (mode !== undefined) assertOneOf(mode, ['read', 'write'], 'mode');
+  return mode;
+}
 
 /** How long the startup check waits for Redis, ms. */
 const STARTUP_CHECK_TIMEOUT = 5_000;
@@ -59,6 +73,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       fencing: resolved.fencing,
       syncReplicas: resolved.syncReplicas,
       onLockLost: resolved.onLockLost,
+      fairQueueTimeout: resolved.fairQueueTimeout,
       logger: this.logger,
       observer: this.events,
     });
@@ -86,16 +101,25 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * Takes the lock `key`, waiting up to `waitTime` (module default), then throws
-   * LockAcquireTimeoutError. Re-enters at once when the current call chain holds it.
+   * Takes the lock `key` (an array: every key of a multi-lock, all or none), waiting up to
+   * `waitTime` (module default), then throws LockAcquireTimeoutError. Re-enters at once when
+   * the current call chain holds it. `mode` takes a read-write lock, `fair` a fair lock.
    */
-  acquire(key: string, options?: LockOptions): Promise<LockHandle> {
+  acquire(key: LockKeys, options?: LockOptions): Promise<LockHandle> {
     return this.engine.acquire(key, options);
   }
 
   /** Takes the lock if it is free, or within `options.waitTime` if given; null when busy. */
-  tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
+  tryAcquire(key: LockKeys, options?: LockOptions): Promise<LockHandle | null> {
     return this.engine.tryAcquire(key, options);
+  }
+
+  /**
+   * The semaphore `key` with `options.permits` leased permits: at most that many holders at
+   * once across every process (see RedisSemaphore).
+   */
+  semaphore(key: string, options: { permits: number }): RedisSemaphore {
+    return this.engine.semaphore(key, options);
   }
 
   /**
@@ -104,13 +128,13 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * running `fn` when the lock is still busy after the wait.
    */
   run<T>(
-    key: string,
+    key: LockKeys,
     fn: (lock: LockHandle) => T | Promise<T>,
     options: RunOptions & { onBusy: 'skip' },
   ): Promise<T | undefined>;
-  run<T>(key: string, fn: (lock: LockHandle) => T | Promise<T>, options?: RunOptions): Promise<T>;
+  run<T>(key: LockKeys, fn: (lock: LockHandle) => T | Promise<T>, options?: RunOptions): Promise<T>;
   run<T>(
-    key: string,
+    key: LockKeys,
     fn: (lock: LockHandle) => T | Promise<T>,
     options?: RunOptions,
   ): Promise<T | undefined> {
@@ -133,9 +157,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return this.engine.detach(fn);
   }
 
-  /** The handle the current call chain holds: the innermost one, or the one for `key`. */
-  current(key?: string): LockHandle | undefined {
-    return this.engine.current(key);
+  /**
+   * The handle the current call chain holds: the innermost one, or the one for `key` (with
+   * `mode`: that hold of a read-write lock).
+   */
+  current(key?: string, options?: ModeOption): LockHandle | undefined {
+    return this.engine.current(key, modeOf(options));
   }
 
   /** How many locks this application holds now. */
@@ -151,29 +178,36 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return latency;
   }
 
-  /** Whether anyone (any process or Redisson client) holds `key` now. */
-  async isLocked(key: string): Promise<boolean> {
-    return (await this.engine.remainingTtl(key)) !== null;
+  /**
+   * Whether anyone (any process or Redisson client) holds `key` now; with `mode`, whether its
+   * read-write lock is held in that mode.
+   */
+  async isLocked(key: string, options?: ModeOption): Promise<boolean> {
+    return (await this.engine.remainingTtl(key, modeOf(options))) !== null;
   }
 
-  /** Whether the current call chain holds `key`. */
-  isHeldByCurrentContext(key: string): boolean {
-    return this.engine.holdCount(key) > 0;
+  /** Whether the current call chain holds `key` (with `mode`: that hold of a read-write lock). */
+  isHeldByCurrentContext(key: string, options?: ModeOption): boolean {
+    return this.engine.holdCount(key, modeOf(options)) > 0;
   }
 
-  /** How deep the current call chain holds `key`: 0 when it does not, 1 outermost, … */
-  holdCount(key: string): number {
-    return this.engine.holdCount(key);
-  }
-
-  /** The lock's remaining lease in ms; null when free, Infinity when held without a lease. */
-  remainingTtl(key: string): Promise<number | null> {
-    return this.engine.remainingTtl(key);
+  /** How deep the current call chain holds `key` (in `mode`): 0 when it does not, 1 outermost, … */
+  holdCount(key: string, options?: ModeOption): number {
+    return this.engine.holdCount(key, modeOf(options));
   }
 
   /**
-   * Deletes the lock whoever holds it and wakes its waiters (an operator's tool); true when a
-   * lock was deleted. Its holder is told through its handle's signal.
+   * The lock's remaining lease in ms (with `mode`: of its read-write lock held in that mode);
+   * null when free, Infinity when held without a lease.
+   */
+  remainingTtl(key: string, options?: ModeOption): Promise<number | null> {
+    return this.engine.remainingTtl(key, modeOf(options));
+  }
+
+  /**
+   * Frees whatever lock lives under `key` whoever holds it: a plain lock, a fair lock and its
+   * queue, a read-write lock's readers and writer; wakes its waiters (an operator's tool).
+   * True when a lock was held. Its holders are told through their handles' signals.
    */
   forceUnlock(key: string): Promise<boolean> {
     return this.engine.forceUnlock(key);

@@ -13,13 +13,19 @@ import {
   assertWaitTime,
   describe,
 } from './engine/options/validate';
-import { checkBuiltKey, compileKeyTemplate, type KeyBuilder } from './key-template';
+import {
+  checkBuiltKey,
+  checkBuiltKeys,
+  compileKeyTemplate,
+  compileKeyTemplates,
+  type KeyBuilder,
+} from './key-template';
 import { LockError, LockOptionsError } from './lock.errors';
 import { LockService } from './lock.service';
-import { lockedObservable } from './locked-observable';
+import { lockedObservable, type GuardedRun } from './locked-observable';
 import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
 
-/** Options of `@Locked`. */
+/** Options of `@Locked`: exactly one of `key` (one lock) and `keys` (a multi-lock). */
 export interface LockedOptions extends Omit<RunOptions, 'signal'> {
   /**
    * The lock key: a template (`'order:<0>'`, `'order:<0.id>:<1>'`) or a function of the
@@ -27,7 +33,14 @@ export interface LockedOptions extends Omit<RunOptions, 'signal'> {
    */
   // `any`: the function is typed by the user with the method's own parameter types.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  key: string | ((...args: any[]) => string);
+  key?: string | ((...args: any[]) => string);
+  /**
+   * The keys of a multi-lock (all or none, deadlock-free): a list of templates
+   * (`['account:<0>', 'account:<1>']`) or a function of the method's arguments returning the
+   * list. Plain locks only (no `mode`, no `fair`).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  keys?: readonly string[] | ((...args: any[]) => readonly string[]);
 }
 
 /** A method `@Locked` can wrap: one returning a Promise or an Observable. */
@@ -35,87 +48,141 @@ export interface LockedOptions extends Omit<RunOptions, 'signal'> {
 type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>;
 
 /** A method decorator that accepts only methods returning a Promise or an Observable. */
-type LockedDecorator = <M extends LockableMethod>(
+export type LockedDecorator = <M extends LockableMethod>(
   target: object,
   propertyKey: string | symbol,
   descriptor: TypedPropertyDescriptor<M>,
 ) => TypedPropertyDescriptor<M>;
 
+/** What a guard decorator (`@Locked`, `@Semaphore`) knows of the method it decorates. */
+export interface DecoratedMethod {
+  readonly target: object;
+  readonly propertyKey: string | symbol;
+  readonly method: (...args: unknown[]) => unknown;
+  /** `@Locked on Class.method`, for messages. */
+  readonly where: string;
+}
+
+/** Runs a body under the guard for one call's arguments (throws on bad arguments). */
+export type CallGuard = (
+  args: unknown[],
+) => (locks: LockService, body: () => Promise<unknown>, signal?: AbortSignal) => Promise<unknown>;
+
 /**
  * Runs the method while holding a distributed lock whose key is built from its arguments,
  * releasing it in `finally`. `<N>` is argument N as the method receives it (after pipes),
- * `<N.a.b>` a property path into it. Works on controller handlers and provider methods that
- * return a Promise (declare them `async`) or an Observable: the latter holds the lock from
- * subscription until it completes, errors or is unsubscribed. The class gets LockService as a
- * hidden property dependency, so Nest injects its application's LockService in every scope
- * (singleton, request, transient, lazily loaded modules).
+ * `<N.a.b>` a property path into it. A list of templates (or `keys`) takes a multi-lock: every
+ * key or none. Works on controller handlers and provider methods that return a Promise (declare
+ * them `async`) or an Observable: the latter holds the lock from subscription until it
+ * completes, errors or is unsubscribed. The class gets LockService as a hidden property
+ * dependency, so Nest injects its application's LockService in every scope (singleton,
+ * request, transient, lazily loaded modules).
  *
  * @example @Locked('order:pay:<0>')
  * @example @Locked('order:<0.id>', { waitTime: 0, onBusy: 'skip' })
  * @example @Locked({ key: (dto: PayDto) => `order:${dto.orderId}` })
+ * @example @Locked(['account:<0>', 'account:<1>'])
+ * @example @Locked({ keys: (from: string, to: string) => [`account:${from}`, `account:${to}`] })
  */
-export function Locked(template: string, options?: Omit<LockedOptions, 'key'>): LockedDecorator;
+export function Locked(
+  template: string | readonly string[],
+  options?: Omit<LockedOptions, 'key' | 'keys'>,
+): LockedDecorator;
 export function Locked(options: LockedOptions): LockedDecorator;
 export function Locked(
-  templateOrOptions: string | LockedOptions,
-  maybeOptions?: Omit<LockedOptions, 'key'>,
+  templateOrOptions: string | readonly string[] | LockedOptions,
+  maybeOptions?: Omit<LockedOptions, 'key' | 'keys'>,
 ): LockedDecorator {
-  const options: LockedOptions =
-    typeof templateOrOptions === 'object' && templateOrOptions !== null
-      ? templateOrOptions
-      : { ...maybeOptions, key: templateOrOptions };
+  let options: LockedOptions;
+  if (Array.isArray(templateOrOptions)) {
+    options = { ...maybeOptions, keys: templateOrOptions };
+  } else if (typeof templateOrOptions === 'object' && templateOrOptions !== null) {
+    options = templateOrOptions as LockedOptions;
+  } else {
+    options = { ...maybeOptions, key: templateOrOptions };
+  }
   const runOptions = checkLockedOptions(options);
+  return guardDecorator('@Locked', (decorated) => {
+    const build = keysBuilder(options, decorated);
+    return (args) => {
+      const keys = build(args);
+      return (locks, body, signal) =>
+        locks.run(keys, body, signal ? { ...runOptions, signal } : runOptions);
+    };
+  });
+}
+
+/**
+ * The decorator shared by `@Locked` and `@Semaphore`: `prepare` (at decoration time) checks
+ * what it can and returns the call guard; the wrapper finds the instance's LockService and runs
+ * the method under the guard, for Promise and Observable methods alike.
+ */
+export function guardDecorator(
+  name: string,
+  prepare: (decorated: DecoratedMethod) => CallGuard,
+): LockedDecorator {
   return <M extends LockableMethod>(
     target: object,
     propertyKey: string | symbol,
     descriptor: TypedPropertyDescriptor<M>,
   ): TypedPropertyDescriptor<M> => {
-    const where = `@Locked on ${className(target)}.${String(propertyKey)}`;
+    const where = `${name} on ${className(target)}.${String(propertyKey)}`;
     const method: unknown = descriptor.value;
     if (typeof method !== 'function') {
-      throw new LockOptionsError('@Locked', `${where}: @Locked applies to methods only.`);
+      throw new LockOptionsError(name, `${where}: ${name} applies to methods only.`);
     }
     const original = method as (...args: unknown[]) => unknown;
-    const buildKey = keyBuilder(options.key, target, propertyKey, original, where);
+    const guard = prepare({ target, propertyKey, method: original, where });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable = returnType === Observable;
 
-    const locked = function (this: object, ...args: unknown[]): unknown {
+    const guarded = function (this: object, ...args: unknown[]): unknown {
       let locks: LockService;
-      let key: string;
+      let run: ReturnType<CallGuard>;
       try {
-        locks = lockServiceOf(this, where);
-        key = buildKey(args);
+        locks = lockServiceOf(this, where, name);
+        run = guard(args);
       } catch (error) {
         return returnsObservable
           ? new Observable((subscriber) => subscriber.error(error))
           : Promise.reject(error);
       }
       if (returnsObservable) {
-        return lockedObservable(locks, key, runOptions, () => original.apply(this, args), where);
+        const runObservable: GuardedRun = (body, signal) => run(locks, body, signal);
+        return lockedObservable(runObservable, () => original.apply(this, args), where);
       }
-      return locks.run(
-        key,
-        async () => {
-          const result = await original.apply(this, args);
-          return isObservable(result) ? warnAndDrain(result, where) : result;
-        },
-        runOptions,
-      );
+      return run(locks, async () => {
+        const result = await original.apply(this, args);
+        return isObservable(result) ? warnAndDrain(result, where) : result;
+      });
     };
 
-    copyMetadata(original, locked);
-    Object.defineProperty(locked, 'name', { value: original.name });
-    Object.defineProperty(locked, 'length', { value: original.length });
-    descriptor.value = locked as M;
+    copyMetadata(original, guarded);
+    Object.defineProperty(guarded, 'name', { value: original.name });
+    Object.defineProperty(guarded, 'length', { value: original.length });
+    descriptor.value = guarded as M;
     if (typeof target !== 'function') declareLockService(target);
     return descriptor;
   };
 }
 
+const LOCKED_NAMES = [...LOCKED_OPTION_NAMES, 'keys'];
+
 function checkLockedOptions(options: LockedOptions): RunOptions {
-  assertKnownOptions(options, LOCKED_OPTION_NAMES);
-  const { key: _key, waitTime, leaseTime, fencing, ...policies } = options;
+  assertKnownOptions(options, LOCKED_NAMES);
+  const { key, keys, waitTime, leaseTime, fencing, ...policies } = options;
+  if (key !== undefined && keys !== undefined) {
+    throw new LockOptionsError(
+      'keys',
+      '@Locked takes one of key (one lock) and keys (a multi-lock), got both.',
+    );
+  }
+  if (keys !== undefined && (policies.mode !== undefined || policies.fair !== undefined)) {
+    throw new LockOptionsError(
+      policies.mode !== undefined ? 'mode' : 'fair',
+      'a multi-lock (a list of keys) takes plain locks only.',
+    );
+  }
   if (waitTime !== undefined) assertWaitTime(waitTime);
   if (leaseTime !== undefined) assertLeaseTime(leaseTime);
   if (fencing !== undefined) assertBoolean(fencing, 'fencing');
@@ -123,21 +190,33 @@ function checkLockedOptions(options: LockedOptions): RunOptions {
   return { ...policies, waitTime, leaseTime, fencing };
 }
 
-function keyBuilder(
-  key: unknown,
-  target: object,
-  propertyKey: string | symbol,
-  method: (...args: unknown[]) => unknown,
-  where: string,
-): KeyBuilder {
+/** The builder of a call's key (`key`) or key list (`keys`). */
+function keysBuilder(
+  options: LockedOptions,
+  decorated: DecoratedMethod,
+): (args: readonly unknown[]) => string | string[] {
+  const { where } = decorated;
+  if (options.keys === undefined) return keyBuilder(options.key, decorated);
+  if (typeof options.keys === 'function') {
+    const build = options.keys as (...args: unknown[]) => unknown;
+    return (args) => checkBuiltKeys(build(...args), where);
+  }
+  return compileKeyTemplates(options.keys, paramCountOf(decorated), where);
+}
+
+/** The builder of one key from a template or a key function. */
+export function keyBuilder(key: unknown, decorated: DecoratedMethod): KeyBuilder {
   if (typeof key === 'function') {
     const build = key as (...args: unknown[]) => unknown;
-    return (args) => checkBuiltKey(build(...args), where);
+    return (args) => checkBuiltKey(build(...args), decorated.where);
   }
+  return compileKeyTemplate(key, paramCountOf(decorated), decorated.where);
+}
+
+function paramCountOf({ target, propertyKey, method }: DecoratedMethod): number {
   const paramTypes = Reflect.getMetadata('design:paramtypes', target, propertyKey) as
     unknown[] | undefined;
-  const paramCount = Math.max(paramTypes?.length ?? 0, method.length);
-  return compileKeyTemplate(key, paramCount, where);
+  return Math.max(paramTypes?.length ?? 0, method.length);
 }
 
 /** Declares an optional property injection of LockService on the class, once per class. */
@@ -150,13 +229,13 @@ function declareLockService(prototype: object): void {
   Optional()(prototype, LOCK_SERVICE_REF);
 }
 
-function lockServiceOf(instance: object, where: string): LockService {
+function lockServiceOf(instance: object, where: string, name: string): LockService {
   const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[
     LOCK_SERVICE_REF
   ];
   if (locks === undefined) {
     throw new LockError(
-      `${where}: no LockService is bound to this instance. @Locked works on providers and ` +
+      `${where}: no LockService is bound to this instance. ${name} works on providers and ` +
         'controllers that Nest created (any scope) in an application that imports ' +
         'RedisLockModule or provides LockService. For instances created with new, inject ' +
         `LockService and use run(). Got ${describe(instance)}.`,

@@ -71,4 +71,10 @@ export interface RedisLockModuleOptions {
   syncReplicas?: number;
   /** How long WAIT waits for the replicas of `syncReplicas`, ms. Default 1 000. */
   syncTimeout?: number;
+  /**
+   * Fair locks (`fair: true`): how long past its expected turn a waiter keeps its place in the
+   * queue without coming back, ms (a crashed waiter delays the others by at most this).
+   * Default 5 000 (Redisson's is 5 min; see docs/read-write-and-fair.md).
+   */
+  fairQueueTimeout?: number;
 }

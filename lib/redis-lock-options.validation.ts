@@ -42,7 +42,17 @@ export interface ResolvedModuleOptions {
   exposeKeys: boolean;
   syncReplicas: number;
   syncTimeout: number;
+  fairQueueTimeout: number;
 }
+
+/**
+ * Default of `fairQueueTimeout`, ms: a waiter that died keeps later ones waiting this long
+ * past its turn at most. Redisson's 5 minutes suit threads that retry at once; here a live
+ * waiter comes back within ms of its turn (notice, or its wait timer), so 5 s spares a queue
+ * behind a crashed process minutes of standstill while a live but slow waiter (an event loop
+ * stalled by GC) still keeps its place.
+ */
+export const DEFAULT_FAIR_QUEUE_TIMEOUT = 5_000;
 
 /** Default of `syncTimeout`: how long WAIT waits for replicas, ms. */
 export const DEFAULT_SYNC_TIMEOUT = 1_000;
@@ -63,6 +73,7 @@ const KNOWN_OPTIONS = [
   'exposeKeys',
   'syncReplicas',
   'syncTimeout',
+  'fairQueueTimeout',
   'isGlobal',
   'mapErrors',
 ];
@@ -139,7 +150,15 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
       `expected a whole number of ms from 1 to 60000, got ${describe(syncTimeout)}.`,
     );
   }
+  const fairQueueTimeout = o.fairQueueTimeout ?? DEFAULT_FAIR_QUEUE_TIMEOUT;
+  if (!Number.isInteger(fairQueueTimeout) || fairQueueTimeout < 100 || fairQueueTimeout > 600_000) {
+    throw new LockOptionsError(
+      'fairQueueTimeout',
+      `expected a whole number of ms from 100 to 600000, got ${describe(fairQueueTimeout)}.`,
+    );
+  }
   return {
+    fairQueueTimeout,
     syncReplicas,
     syncTimeout,
     checkOnStartup,

@@ -5,7 +5,13 @@ import { LockHold } from './lock-hold';
 import type { LockHolds } from './lock-holds';
 import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
-import { isConnectionError, type AcquireReply, type LockStore } from './store/lock-store';
+import {
+  isConnectionError,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockStore,
+  type LockTarget,
+} from './store/lock-store';
 import { resolvesWithin, sleep } from './time-limit';
 import type { LockWaiters } from './waiting/lock-waiters';
 
@@ -13,6 +19,16 @@ import type { LockWaiters } from './waiting/lock-waiters';
 const FINAL_RELEASE_TIMEOUT = 500;
 /** Delay between tries to free a grant whose answer was lost, ms. */
 const CLEANUP_RETRY_DELAY = 200;
+
+/** What an attempt may add to the plain one. */
+export interface AttemptExtra {
+  /** The owner id to use (a fair waiter's, or a write holder's for a downgrade). */
+  readonly owner?: string;
+  /** Fields of the store request (`fair`: queue, placeTimeout). */
+  readonly request?: { readonly queue?: boolean; readonly placeTimeout?: number };
+  /** Gets the store's refusal (a group's busy member). */
+  readonly refused?: (reply: { readonly ttl: number; readonly busy?: number }) => void;
+}
 
 /** What the store calls need from the engine. */
 export interface HoldCallsDriver {
@@ -76,16 +92,27 @@ export class HoldCalls {
     return new Promise<void>((resolve) => (this.whenDrained = resolve));
   }
 
+  /** A new owner id: `<client uuid>:<sequence number>`, never used before. */
+  newOwner(): string {
+    return `${this.clientId}:${++this.ownerSeq}`;
+  }
+
   /**
-   * One acquire attempt with a fresh owner id: the hold, or the holder's remaining lease.
-   * Bounded in time (the wait, kept between a third of the lease and the lease); a grant that
-   * comes later is freed, and so is one whose answer was lost on the connection. One promise
-   * and one timer per attempt: this is the path every lock call takes.
+   * One acquire attempt, by a fresh owner id unless `extra.owner` names one: the hold, or how
+   * long the holder's lease still runs (`extra.refused` also gets the store's answer). Bounded
+   * in time (the wait, kept between a third of the lease and the lease); a grant that comes
+   * later is freed, and so is one whose answer was lost on the connection. One promise and one
+   * timer per attempt: this is the path every lock call takes.
    */
-  attempt(key: string, name: string, opts: ResolvedLockOptions): Promise<LockHold | number> {
+  attempt(
+    target: LockTarget,
+    opts: ResolvedLockOptions,
+    extra?: AttemptExtra,
+  ): Promise<LockHold | number> {
     const closing = this.driver.closing();
     if (closing) return Promise.reject(closing);
-    const owner = `${this.clientId}:${++this.ownerSeq}`;
+    const owner = extra?.owner ?? this.newOwner();
+    const { key } = target;
     const { leaseTime, fencing, syncReplicas } = opts;
     const sentAt = now();
     const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
@@ -94,16 +121,31 @@ export class HoldCalls {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        void this.cleanup(key, name, owner, sentAt + leaseTime);
+        void this.cleanup(target, owner, sentAt + leaseTime);
         reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
       }, limit);
       timer.unref();
-      this.store.acquire({ key, name, owner, leaseTime, fencing, syncReplicas }).then(
+      // A literal of one shape (no spread) on the common path: this runs for every lock call.
+      const request: AcquireRequest = {
+        kind: target.kind,
+        key,
+        name: target.name,
+        names: target.names,
+        permits: target.permits,
+        owner,
+        leaseTime,
+        fencing,
+        syncReplicas,
+        queue: extra?.request?.queue,
+        placeTimeout: extra?.request?.placeTimeout,
+      };
+      this.store.acquire(request).then(
         (reply) => {
           this.settled(timer);
+          if (!reply.granted) extra?.refused?.(reply);
           let result: LockHold | number;
           try {
-            result = this.granted(reply, key, name, owner, opts, sentAt);
+            result = this.granted(reply, target, owner, opts, sentAt);
           } catch (error) {
             reject(error);
             return;
@@ -116,8 +158,7 @@ export class HoldCalls {
           this.settled(timer);
           if (timedOut) return;
           // A script that failed midway may have written the lock (Redis keeps a script's writes).
-          if (error instanceof LockRedisError)
-            void this.cleanup(key, name, owner, sentAt + leaseTime);
+          if (error instanceof LockRedisError) void this.cleanup(target, owner, sentAt + leaseTime);
           reject(error);
         },
       );
@@ -132,16 +173,16 @@ export class HoldCalls {
 
   private granted(
     reply: AcquireReply,
-    key: string,
-    name: string,
+    target: LockTarget,
     owner: string,
     opts: ResolvedLockOptions,
     sentAt: number,
   ): LockHold | number {
     if (!reply.granted) return reply.ttl;
     const { leaseTime, watchdog } = opts;
-    const hold = new LockHold(key, name, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
+    const hold = new LockHold(target, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
     hold.syncReplicas = opts.syncReplicas;
+    hold.shared = reply.shared === true;
     const closing = this.driver.closing();
     if (closing) {
       // close() began while the store granted it: nobody will release it later, so free it now.
@@ -184,7 +225,7 @@ export class HoldCalls {
           if (timedOut) return;
           if (lost) return reject(lost);
           if (listeners !== null) {
-            this.waiters.released(hold.name, listeners);
+            this.waiters.released(hold, listeners);
             this.driver.observer?.released(hold.key, now() - hold.sentAt);
             return resolve();
           }
@@ -215,15 +256,15 @@ export class HoldCalls {
     if (hold.released) return;
     hold.released = true;
     const listeners = await this.store.release(hold).catch(() => null);
-    if (listeners !== null) this.waiters.released(hold.name, listeners);
+    if (listeners !== null) this.waiters.released(hold, listeners);
   }
 
   /** Frees what an attempt with a lost answer may have taken, retrying until `until`. */
-  private async cleanup(key: string, name: string, owner: string, until: number): Promise<void> {
+  private async cleanup(target: LockTarget, owner: string, until: number): Promise<void> {
     while (now() < until) {
       try {
-        const listeners = await this.store.release({ key, name, owner });
-        if (listeners !== null) this.waiters.released(name, listeners);
+        const listeners = await this.store.release({ ...target, owner });
+        if (listeners !== null) this.waiters.released(target, listeners);
         return;
       } catch (error) {
         if (!isConnectionError(error)) return;

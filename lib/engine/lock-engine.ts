@@ -1,8 +1,8 @@
 import { AsyncResource } from 'node:async_hooks';
 import { LockError, LockLostError, messageOf } from '../lock.errors';
-import { now } from './clock';
+import { Acquirer } from './acquirer';
 import type { LockHandle } from './lock-handle';
-import { LockHold } from './lock-hold';
+import type { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
 import type { LockObserver } from './lock-observer';
 import {
@@ -15,13 +15,16 @@ import {
   type RunOptions,
 } from './options/lock-options';
 import { applyLostPolicy } from './options/lost-policy';
-import { describe, lockName } from './options/validate';
+import { describe } from './options/validate';
+import { RedisSemaphore } from './semaphore';
+import { GroupHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
-import type { LockStore } from './store/lock-store';
-import { busyError, unsynced, type Busy } from './busy';
+import type { LockStore, LockTarget } from './store/lock-store';
+import { busyError, type Busy } from './busy';
 import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';
+import { callTarget, holdId, permitTarget, type LockKeys, type LockMode } from './targets';
 
 /** Where the engine reports what its caller cannot see. */
 export interface LockEngineLogger {
@@ -43,12 +46,12 @@ export interface LockEngineConfig {
   syncReplicas: number;
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
+  /** How long a fair lock's waiter keeps its place past its expected turn, ms. */
+  fairQueueTimeout: number;
   logger: LockEngineLogger;
   /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
   observer?: LockObserver;
 }
-
-/** Delay before trying again after a grant too few replicas acknowledged, ms. */
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -56,18 +59,19 @@ export interface LockEngineConfig {
  */
 export class LockEngine {
   private readonly context = new OwnerContext();
-  private readonly store: LockStore;
   private readonly holds: LockHolds;
   private readonly waiters: LockWaiters;
   /** Given to every entry this engine issues: frees its hold, and marks the entry as ours. */
   private readonly releaseHold = (hold: LockHold): Promise<void> => this.calls.release(hold);
   private readonly calls: HoldCalls;
+  private readonly acquirer: Acquirer;
+  /** Resolved options of calls without options, by their default wait (run/acquire, try). */
+  private readonly defaults = new Map<number, ResolvedLockOptions>();
   private closing: LockError | undefined;
   private closed: Promise<void> | undefined;
   private readonly outside: <T>(fn: () => T) => T;
 
   constructor(private readonly config: LockEngineConfig) {
-    this.store = config.store;
     // Outside every chain: the engine's owner context and any other AsyncLocalStorage (request ids, spans).
     const root = new AsyncResource('LockEngine');
     const outside = <T>(fn: () => T): T => root.runInAsyncScope(() => this.context.exit(fn));
@@ -90,6 +94,17 @@ export class LockEngine {
       closing: () => this.closing,
       report: (error) => this.report(error),
     });
+    this.acquirer = new Acquirer({
+      store: config.store,
+      context: this.context,
+      calls: this.calls,
+      waiters: this.waiters,
+      observer: config.observer,
+      fairQueueTimeout: config.fairQueueTimeout,
+      noLeaseRetry: config.leaseTime,
+      releaseHold: this.releaseHold,
+      closing: () => this.closing,
+    });
   }
 
   /** How many locks this process holds now. */
@@ -97,47 +112,66 @@ export class LockEngine {
     return this.holds.size;
   }
 
-  /** Takes the lock, waiting up to `waitTime`; throws LockAcquireTimeoutError after that. */
-  async acquire(key: string, options?: LockOptions): Promise<LockHandle> {
+  /**
+   * Takes the lock (a multi-lock: all its keys), waiting up to `waitTime`; throws
+   * LockAcquireTimeoutError after that.
+   */
+  async acquire(keys: LockKeys, options?: LockOptions): Promise<LockHandle> {
     const opts = this.resolve(options, this.config.waitTime);
-    const entry = await this.enter(key, opts);
-    if (!(entry instanceof LockEntry))
-      throw busyError(key, opts.waitTime, entry, this.heldHere(key));
+    const target = this.target(keys, opts);
+    const entry = await this.enter(target, opts);
+    if (!isHandle(entry)) throw busyError(target.key, opts.waitTime, entry, this.heldHere(target));
     return entry;
   }
 
   /** Takes the lock if it is free (or within `waitTime` if given); null when busy. */
-  async tryAcquire(key: string, options?: LockOptions): Promise<LockHandle | null> {
-    const entry = await this.enter(key, this.resolve(options, 0));
-    return entry instanceof LockEntry ? entry : null;
+  async tryAcquire(keys: LockKeys, options?: LockOptions): Promise<LockHandle | null> {
+    const opts = this.resolve(options, 0);
+    const entry = await this.enter(this.target(keys, opts), opts);
+    return isHandle(entry) ? entry : null;
   }
 
   /**
    * Takes the lock, runs `fn` as its owner (nested locked calls re-enter), releases in
    * `finally` and returns `fn`'s result (`undefined` when busy with `onBusy: 'skip'`).
    */
-  async run<T>(
-    key: string,
+  run<T>(
+    keys: LockKeys,
     fn: (lock: LockHandle) => T | Promise<T>,
     options?: RunOptions,
   ): Promise<T | undefined> {
-    if (typeof fn !== 'function') {
-      throw new LockError(
-        `run() needs the function to run under the lock as its second argument, got ${describe(fn)}.`,
-      );
+    // Not async (one promise less per call); bad arguments still reject, as from an async function.
+    try {
+      if (typeof fn !== 'function') {
+        throw new LockError(
+          `run() needs the function to run under the lock as its second argument, got ${describe(fn)}.`,
+        );
+      }
+      if (options !== undefined && options !== null) assertRunPolicies(options);
+      const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
+      return this.runOn(this.target(keys, opts), fn, opts, options);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    if (options !== undefined && options !== null) assertRunPolicies(options);
-    const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
-    const entry = await this.enter(key, opts);
-    if (!(entry instanceof LockEntry)) {
-      if (options?.onBusy !== 'skip')
-        throw busyError(key, opts.waitTime, entry, this.heldHere(key));
-      this.config.logger.debug(`Skipped: lock "${key}" was busy after ${opts.waitTime} ms.`);
+  }
+
+  /** run() on a resolved target (a lock, a group or a semaphore's permit). */
+  async runOn<T, H extends LockHandle>(
+    target: LockTarget,
+    fn: (lock: H) => T | Promise<T>,
+    opts: ResolvedLockOptions,
+    policies: RunOptions | undefined,
+  ): Promise<T | undefined> {
+    const entry = await this.enter(target, opts);
+    if (!isHandle(entry)) {
+      if (policies?.onBusy !== 'skip')
+        throw busyError(target.key, opts.waitTime, entry, this.heldHere(target));
+      this.config.logger.debug(`Skipped: lock "${target.key}" was busy after ${opts.waitTime} ms.`);
       return undefined;
     }
     let result: T;
     try {
-      result = await this.context.run(entry, () => fn(entry));
+      result = await this.runAs(entry, () => fn(entry as unknown as H));
     } catch (error) {
       // The function's own error wins over a release error (a loss is logged and emitted).
       await entry.release().catch(() => undefined);
@@ -147,19 +181,27 @@ export class LockEngine {
       await entry.release();
     } catch (error) {
       if (!(error instanceof LockLostError)) throw error;
-      this.applyLostPolicy(error, options?.onLockLost);
+      this.applyLostPolicy(error, policies?.onLockLost);
     }
     return result;
   }
 
+  /** Takes `target` for the current chain (waiting as `opts` says): its handle, or busy. */
+  enter(target: LockTarget, opts: ResolvedLockOptions): Promise<LockEntry | GroupHandle | Busy> {
+    return target.kind === 'multi'
+      ? this.acquirer.enterGroup(target, opts)
+      : this.acquirer.enter(target, opts);
+  }
+
   /** Runs `fn` as the owner of `handle` (a handle from acquire/tryAcquire of this engine). */
   runAs<T>(handle: LockHandle, fn: () => T): T {
-    if (!(handle instanceof LockEntry) || handle.releaseHold !== this.releaseHold) {
+    const entry = handle instanceof GroupHandle ? handle.innermost : handle;
+    if (!(entry instanceof LockEntry) || entry.releaseHold !== this.releaseHold) {
       throw new LockError(
         'runAs() takes a handle returned by this LockService (not by another application’s).',
       );
     }
-    return this.context.run(handle, fn);
+    return this.context.run(entry, fn);
   }
 
   /** Runs `fn` outside the current call chain: it holds no lock, nor does what it starts. */
@@ -175,27 +217,52 @@ export class LockEngine {
     applyLostPolicy(error, policy ?? this.config.onLockLost);
   }
 
-  /** The innermost hold of the current call chain, or the one for `key`. */
-  current(key?: string): LockHandle | undefined {
-    return key === undefined ? this.context.innermost() : this.context.find(key);
+  /** The semaphore `key` with `options.permits` leased permits (see RedisSemaphore). */
+  semaphore(key: string, options: { permits: number }): RedisSemaphore {
+    const target = permitTarget(this.config.keyPrefix, key, options);
+    return new RedisSemaphore(this, this.config.store, target);
   }
 
-  /** How many times the current call chain holds `key` (0 when it does not). */
-  holdCount(key: string): number {
-    return this.context.find(key)?.depth ?? 0;
+  /** The innermost hold of the current call chain, or the one for `key` (in `mode`). */
+  current(key?: string, mode?: LockMode): LockHandle | undefined {
+    if (key === undefined) return this.context.innermost();
+    return this.context.find(holdId(mode ?? 'lock', this.target(key, undefined, mode).name));
   }
 
-  /** The lock's remaining lease in ms; null when free, Infinity when held without a lease. */
-  remainingTtl(key: string): Promise<number | null> {
-    return this.store.remainingTtl(key, lockName(this.config.keyPrefix, key));
+  /** How many times the current call chain holds `key` (in `mode`); 0 when it does not. */
+  holdCount(key: string, mode?: LockMode): number {
+    return this.current(key, mode)?.depth ?? 0;
   }
 
-  /** Deletes the lock whoever holds it and wakes its waiters; true when one was deleted. */
+  /**
+   * The lock's remaining lease in ms (with `mode`: of a read-write lock held in that mode);
+   * null when free, Infinity when held without a lease.
+   */
+  remainingTtl(key: string, mode?: LockMode): Promise<number | null> {
+    return this.config.store.remainingTtl(this.target(key, undefined, mode));
+  }
+
+  /**
+   * Frees whatever lock lives under `key` (plain, fair with its queue, read-write with every
+   * reader) whoever holds it, and wakes its waiters; true when one was held. This process's
+   * holders of it are told (their signals abort).
+   */
   async forceUnlock(key: string): Promise<boolean> {
-    const name = lockName(this.config.keyPrefix, key);
-    const deleted = await this.store.forceUnlock(key, name);
-    const local = this.holds.get(name);
-    if (local) this.holds.lose(local, 'it was deleted by forceUnlock()');
+    return this.forceUnlockTarget(this.target(key, undefined));
+  }
+
+  /**
+   * forceUnlock() of any target; this process's holds of its name are lost. Only the holds taken
+   * before the call: a waiter the force-unlock lets in holds the lock rightfully.
+   */
+  async forceUnlockTarget(target: LockTarget): Promise<boolean> {
+    const before = this.holds.named(target.name);
+    const deleted = await this.config.store.forceUnlock(target);
+    for (const hold of before) {
+      const permit = hold.kind === 'permit';
+      if (permit === (target.kind === 'permit'))
+        this.holds.lose(hold, 'it was deleted by forceUnlock()');
+    }
     return deleted;
   }
 
@@ -216,83 +283,34 @@ export class LockEngine {
     this.holds.stop();
   }
 
-  private resolve(
+  /** Validates per-call options and fills in the engine's defaults. */
+  resolve(
     options: LockOptions | undefined,
-    waitTime: number,
+    waitTime = this.config.waitTime,
     known?: readonly string[],
   ): ResolvedLockOptions {
     const { leaseTime, fencing, syncReplicas } = this.config;
-    return resolveLockOptions(options, { waitTime, leaseTime, fencing, syncReplicas }, known);
+    if (options === undefined) {
+      // No options: the same (never mutated) defaults every time, one object less per call.
+      const cached = this.defaults.get(waitTime);
+      if (cached) return cached;
+    }
+    const resolved = resolveLockOptions(
+      options,
+      { waitTime, leaseTime, fencing, syncReplicas },
+      known,
+    );
+    if (options === undefined && this.defaults.size < 2) this.defaults.set(waitTime, resolved);
+    return resolved;
   }
 
-  /** The entry, or when busy after the wait: when the holder's lease ends (monotonic), if known. */
-  private async enter(key: string, opts: ResolvedLockOptions): Promise<LockEntry | Busy> {
-    const name = lockName(this.config.keyPrefix, key);
-    opts.signal?.throwIfAborted();
-    const holder = this.context.find(key);
-    if (holder) {
-      const entry = await holder.enter(this.context.innermost(), opts.waitTime, opts.signal);
-      return entry ?? { leaseEnds: undefined };
-    }
-    if (this.closing) throw this.closing;
-    const started = now();
-    const busy: Busy = { leaseEnds: undefined };
-    let hold: LockHold | null = null;
-    // Callers queued locally for this lock go first; only a no-wait try skips the queue.
-    if (opts.waitTime <= 0 || !this.waiters.has(name)) {
-      const first = this.calls.attempt(key, name, opts);
-      const result = await (opts.syncReplicas > 0
-        ? first.catch((error: unknown) => unsynced(error, busy))
-        : first);
-      if (typeof result !== 'number') {
-        if (opts.signal?.aborted) {
-          await this.calls.drop(result);
-          opts.signal.throwIfAborted();
-        }
-        hold = result;
-      } else {
-        busy.leaseEnds = now() + result; // Infinity: no lease
-        if (opts.waitTime > 0) hold = await this.queue(key, name, opts, started, busy);
-      }
-    } else {
-      hold = await this.queue(key, name, opts, started, busy);
-    }
-    const observer = this.config.observer;
-    if (observer) {
-      if (hold) observer.acquired(key, now() - started);
-      else observer.busy(key, now() - started);
-    }
-    if (hold) return new LockEntry(hold, this.context.innermost(), undefined, this.releaseHold);
-    // Grants were undone for want of replica acknowledgements: say so, not "busy".
-    if (busy.unsynced) throw busy.unsynced;
-    return busy;
+  private target(keys: LockKeys, opts?: ResolvedLockOptions, mode = opts?.mode): LockTarget {
+    return callTarget(this.config.keyPrefix, keys, mode, opts?.fair ?? false);
   }
 
-  /** Waits in the lock's local queue for the rest of the wait that began at `started`. */
-  private queue(
-    key: string,
-    name: string,
-    opts: ResolvedLockOptions,
-    started: number,
-    busy: Busy,
-  ): Promise<LockHold | null> {
-    if (this.closing) throw this.closing;
-    opts.signal?.throwIfAborted();
-    const remaining = Math.max(0, opts.waitTime - (now() - started));
-    const attempt = () =>
-      this.calls.attempt(key, name, opts).then(
-        (result) => {
-          if (typeof result === 'number') busy.leaseEnds = now() + result;
-          return result;
-        },
-        (error: unknown) => unsynced(error, busy),
-      );
-    return this.waiters.wait(name, attempt, remaining, opts.signal);
-  }
-
-  /** Whether this process holds `key` (in any chain). */
-  private heldHere(key: string): boolean {
-    return this.holds.get(lockName(this.config.keyPrefix, key)) !== undefined;
+  /** Whether this process holds (any member of) `target`, in any chain. */
+  private heldHere(target: LockTarget): boolean {
+    return (target.names ?? [target.name]).some((name) => this.holds.named(name).length > 0);
   }
 
   private report(error: LockLostError): void {
@@ -301,4 +319,8 @@ export class LockEngine {
       this.config.observer?.lost(error);
     });
   }
+}
+
+function isHandle(entry: LockEntry | GroupHandle | Busy): entry is LockEntry | GroupHandle {
+  return entry instanceof LockEntry || entry instanceof GroupHandle;
 }

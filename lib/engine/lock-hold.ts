@@ -1,7 +1,10 @@
 import { LockLostError } from '../lock.errors';
-import type { StoredHold } from './store/lock-store';
+import type { HoldKind, LockTarget, StoredHold } from './store/lock-store';
 
-/** One acquisition of a lock in the store by this process: what the watchdog and release need. */
+/**
+ * One acquisition in the store by this process (a lock, a read or write hold, a group, a permit):
+ * what the watchdog and release need.
+ */
 export class LockHold implements StoredHold {
   /** Created on first use: most holds are released without anyone reading their signal. */
   private controller: AbortController | undefined;
@@ -13,12 +16,21 @@ export class LockHold implements StoredHold {
   expiryTimer: NodeJS.Timeout | undefined;
   /** Replicas whose acknowledgement its release waits for (best effort). */
   syncReplicas = 0;
+  /** Granted while others may be granted too (a read hold, a permit with more left). */
+  shared = false;
+
+  readonly kind: HoldKind;
+  /** The key as the user gave it (a group's keys joined with ', '). */
+  readonly key: string;
+  /** The store's name (keyPrefix + key; a group's first member). */
+  readonly name: string;
+  /** `multi`: every member's store name. */
+  readonly names: readonly string[] | undefined;
+  /** `permit`: the limit the permit was taken under. */
+  readonly permits: number | undefined;
 
   constructor(
-    /** The lock key as the user gave it. */
-    readonly key: string,
-    /** The store's name of the lock (keyPrefix + key). */
-    readonly name: string,
+    target: LockTarget,
     /** The owner id: `<client uuid>:<sequence number>`. */
     readonly owner: string,
     /** The lease in ms. */
@@ -30,6 +42,11 @@ export class LockHold implements StoredHold {
     /** Monotonic time at which the acquire request was sent. */
     readonly sentAt: number,
   ) {
+    this.kind = target.kind;
+    this.key = target.key;
+    this.name = target.name;
+    this.names = target.names;
+    this.permits = target.permits;
     this.validUntil = sentAt + leaseTime;
   }
 

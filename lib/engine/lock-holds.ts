@@ -15,12 +15,15 @@ export interface HoldsDriver {
 }
 
 /**
- * The holds this process has in the store, one per lock name: each kept alive by the watchdog,
+ * The holds this process has in the store (several per name for read holds and permits; a
+ * group under each member's name): each kept alive by the watchdog,
  * or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
  * call chain, so listeners never run as another chain's owner.
  */
 export class LockHolds {
-  private readonly byName = new Map<string, LockHold>();
+  private readonly held = new Set<LockHold>();
+  /** The holds under each name: one hold as itself (the common case: no set built), more as a set. */
+  private readonly byName = new Map<string, LockHold | Set<LockHold>>();
   private readonly watchdog: Watchdog;
 
   constructor(
@@ -38,17 +41,19 @@ export class LockHolds {
 
   /** How many locks this process holds. */
   get size(): number {
-    return this.byName.size;
+    return this.held.size;
   }
 
   /** Every hold, for shutdown. */
   all(): LockHold[] {
-    return [...this.byName.values()];
+    return [...this.held];
   }
 
   /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
   add(hold: LockHold): void {
-    this.byName.set(hold.name, hold);
+    this.held.add(hold);
+    if (hold.names === undefined) this.index(hold.name, hold);
+    else for (const name of hold.names) this.index(name, hold);
     if (hold.watchdog) {
       this.watchdog.add(hold);
       return;
@@ -62,16 +67,35 @@ export class LockHolds {
     hold.expiryTimer.unref();
   }
 
-  /** The hold of lock `name`, if this process has one. */
-  get(name: string): LockHold | undefined {
-    return this.byName.get(name);
+  /** The holds of `name` this process has (as a group member too). */
+  named(name: string): readonly LockHold[] {
+    const holds = this.byName.get(name);
+    if (holds === undefined) return [];
+    return holds instanceof Set ? [...holds] : [holds];
   }
 
   /** Stops keeping `hold` (released, or being released). */
   remove(hold: LockHold): void {
-    if (this.byName.get(hold.name) === hold) this.byName.delete(hold.name);
+    if (this.held.delete(hold)) {
+      if (hold.names === undefined) this.unindex(hold.name, hold);
+      else for (const name of hold.names) this.unindex(name, hold);
+    }
     if (hold.watchdog) this.watchdog.remove(hold);
     clearTimeout(hold.expiryTimer);
+  }
+
+  private index(name: string, hold: LockHold): void {
+    const holds = this.byName.get(name);
+    if (holds === undefined) this.byName.set(name, hold);
+    else if (holds instanceof Set) holds.add(hold);
+    else this.byName.set(name, new Set([holds, hold]));
+  }
+
+  private unindex(name: string, hold: LockHold): void {
+    const holds = this.byName.get(name);
+    if (holds === hold) this.byName.delete(name);
+    else if (holds instanceof Set && holds.delete(hold) && holds.size === 0)
+      this.byName.delete(name);
   }
 
   /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */

@@ -12,6 +12,9 @@ import {
 /** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
 export type LockLostPolicy = 'throw' | 'ignore' | ((error: LockLostError) => void);
 
+/** The mode of a read-write lock hold: many readers, or one writer. */
+export type LockMode = 'read' | 'write';
+
 /** What `run` and `@Locked` do when the lock is still busy after the wait. */
 export type BusyPolicy = 'throw' | 'skip';
 
@@ -37,6 +40,18 @@ export interface LockOptions {
    * module's `syncReplicas` (0: no wait for replicas).
    */
   syncReplicas?: number;
+  /**
+   * Take the read or the write lock of a read-write lock (Redisson's RReadWriteLock) of this
+   * name: many readers at once, or one writer. Omit it for a plain lock, which is a different
+   * lock than a read-write lock of the same name (they exclude each other in Redis: use one kind
+   * per name).
+   */
+  mode?: LockMode;
+  /**
+   * Grant the lock in arrival order across processes (Redisson's RFairLock). A plain lock only:
+   * not with `mode`.
+   */
+  fair?: boolean;
 }
 
 /** Options of `run` and `@Locked`. */
@@ -61,6 +76,8 @@ const LOCK_OPTION_NAMES: readonly string[] = [
   'signal',
   'fencing',
   'syncReplicas',
+  'mode',
+  'fair',
 ];
 /** Per-call options of run. */
 export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost', 'onBusy'];
@@ -72,13 +89,15 @@ export const LOCKED_OPTION_NAMES: readonly string[] = [
 
 /** Lock options after defaults and validation. */
 export interface ResolvedLockOptions {
-  waitTime: number;
+  readonly waitTime: number;
   /** The lease to set; with `watchdog` it is the module's lease and gets renewed. */
-  leaseTime: number;
-  watchdog: boolean;
-  signal: AbortSignal | undefined;
-  fencing: boolean;
-  syncReplicas: number;
+  readonly leaseTime: number;
+  readonly watchdog: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly fencing: boolean;
+  readonly syncReplicas: number;
+  readonly mode: LockMode | undefined;
+  readonly fair: boolean;
 }
 
 /** Module-wide defaults of per-call options. */
@@ -136,6 +155,8 @@ export function resolveLockOptions(
       signal: undefined,
       fencing: defaults.fencing,
       syncReplicas: defaults.syncReplicas ?? 0,
+      mode: undefined,
+      fair: false,
     };
   }
   if (typeof options !== 'object' || options === null) {
@@ -151,12 +172,29 @@ export function resolveLockOptions(
     throw new LockOptionsError('signal', `expected an AbortSignal, got ${describe(signal)}.`);
   }
   assertBoolean(fencing, 'fencing');
+  const { mode, fair = false } = options;
+  if (mode !== undefined) assertOneOf(mode, ['read', 'write'], 'mode');
+  assertBoolean(fair, 'fair');
+  if (fair && mode !== undefined) {
+    throw new LockOptionsError(
+      'fair',
+      'a fair lock is a plain lock: give `fair` or `mode`, not both.',
+    );
+  }
+  if (options.fencing === true && (fair || mode !== undefined)) {
+    throw new LockOptionsError(
+      'fencing',
+      'fencing tokens are issued for plain locks only (Redisson has no fenced fair or read-write lock).',
+    );
+  }
   return {
     waitTime,
     leaseTime: leaseTime ?? defaults.leaseTime,
     watchdog: leaseTime === undefined,
     signal,
-    fencing,
+    fencing: fencing && !fair && mode === undefined,
     syncReplicas,
+    mode,
+    fair,
   };
 }

@@ -1,7 +1,16 @@
 import { LockNotHeldError } from '../../lock.errors';
 import type { LockHandle } from '../lock-handle';
 import type { LockHold } from '../lock-hold';
+import { holdId } from '../targets';
 import { WaitList } from '../waiting/wait-list';
+
+/** Where an entry of a group's hold stands: its member key, and the group's shared release. */
+export interface GroupMember {
+  readonly key: string;
+  readonly id: string;
+  /** Called as each member's outermost entry leaves; frees the group's hold with the last. */
+  readonly left: (hold: LockHold) => Promise<void>;
+}
 
 /**
  * One level of a (re)entrant hold: the outermost entry owns the store hold, each nested entry
@@ -11,6 +20,9 @@ import { WaitList } from '../waiting/wait-list';
  */
 export class LockEntry implements LockHandle {
   readonly depth: number;
+  /** What the chain holds through this entry, for re-entry (see holdId). */
+  readonly id: string;
+  readonly key: string;
   private nested: LockEntry | null = null;
   /** Siblings waiting for the nested slot; each brings the innermost entry of its chain. */
   private readonly siblings = new WaitList<LockEntry, LockEntry | undefined>(() => this.idle());
@@ -26,12 +38,25 @@ export class LockEntry implements LockHandle {
     private readonly parent: LockEntry | undefined,
     /** Frees the store hold; called by the outermost entry's release. Tells whose entry this is. */
     readonly releaseHold: (hold: LockHold) => Promise<void>,
+    /** For an entry of one member of a group's hold. */
+    private readonly member: GroupMember | undefined = parent?.member,
   ) {
     this.depth = parent ? parent.depth + 1 : 1;
+    this.id = member?.id ?? holdId(hold.kind, hold.name);
+    this.key = member?.key ?? hold.key;
   }
 
-  get key(): string {
-    return this.hold.key;
+  get keys(): readonly string[] {
+    return [this.key];
+  }
+
+  get mode(): 'read' | 'write' | undefined {
+    const kind = this.hold.kind;
+    return kind === 'read' || kind === 'write' ? kind : undefined;
+  }
+
+  get fair(): boolean {
+    return this.hold.kind === 'fair';
   }
 
   get signal(): AbortSignal {
@@ -92,7 +117,9 @@ export class LockEntry implements LockHandle {
 
   /** Frees the store hold (outermost entry) or hands the level back to the parent. */
   private leaveLevel(): Promise<void> {
-    if (this.parent === undefined) return this.releaseHold(this.hold);
+    if (this.parent === undefined) {
+      return this.member ? this.member.left(this.hold) : this.releaseHold(this.hold);
+    }
     this.parent.leave(this);
     const lost = this.hold.lostError;
     return lost ? Promise.reject(lost) : Promise.resolve();

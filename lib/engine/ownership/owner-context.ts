@@ -15,10 +15,10 @@ export class OwnerContext {
     return entry === undefined || entry.active ? entry : this.next(entry);
   }
 
-  /** The innermost entry of the current call chain that holds `key`. */
-  find(key: string): LockEntry | undefined {
+  /** The innermost entry of the current call chain that holds `id` (see holdId). */
+  find(id: string): LockEntry | undefined {
     for (let entry = this.storage.getStore(); entry; entry = entry.outer) {
-      if (entry.key === key && entry.active) return entry;
+      if (entry.id === id && entry.active) return entry;
     }
     return undefined;
   }

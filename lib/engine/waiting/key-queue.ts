@@ -14,8 +14,8 @@ export type Attempt = () => Promise<LockHold | number>;
 /** What a queue needs from the waiters that own it. */
 export interface QueueHost {
   /** Start (or stop) receiving release notices of the lock. */
-  subscribe(name: string): Promise<void>;
-  unsubscribe(name: string): Promise<void>;
+  subscribe(channel: string): Promise<void>;
+  unsubscribe(channel: string): Promise<void>;
   /** A hold acquired for a waiter that had already left: release it. */
   abandoned(hold: LockHold): void;
   /** Subscribing or unsubscribing failed; waiting falls back to TTL-capped retries. */
@@ -27,9 +27,9 @@ export interface QueueHost {
 /** Delay before the head tries again after its attempt failed on the connection, ms. */
 const CONNECTION_RETRY_DELAY = 100;
 /**
- * How long a process that won the lock recently holds back its attempt after a release notice
- * (see TurnPolicy), ms: far longer than the microseconds by which Redis' delivery order favours
- * one subscriber, short next to a handoff across processes.
+ * How long a process that won the lock recently holds back its attempt after a release notice,
+ * ms, per release it would be early (see TurnPolicy): far longer than the microseconds by which
+ * Redis' delivery order favours one subscriber, short next to a handoff across processes.
  */
 const HOLD_BACK_DELAY = 2;
 /**
@@ -60,6 +60,8 @@ export class KeyQueue {
   private subscribing = true;
   /** Until when (clock ms) attempts wait: this process just released and others were told. */
   private holdBackUntil: number;
+  /** Pending while attempts wait for other processes' turns (set anew by each release notice). */
+  private turnTimer: NodeJS.Timeout | undefined;
   private attempting = false;
   /** A notice or wake-up came while the head's attempt was in flight: try again at once. */
   private wakePending = false;
@@ -71,7 +73,10 @@ export class KeyQueue {
   private disposed = false;
 
   constructor(
-    readonly name: string,
+    /** The queue's id among the waiters' queues (see queueId). */
+    readonly id: string,
+    /** The channel its release notices come on. */
+    readonly channel: string,
     private readonly host: QueueHost,
     /** Retry delay when the holder's lock has no lease (a foreign lock). */
     private readonly noLeaseRetry: number,
@@ -100,8 +105,20 @@ export class KeyQueue {
 
   /** A release notice of the lock: the head tries now, or after a hold-back if it is not its turn. */
   notice(): void {
-    if (this.turns.noticed() && !this.attempting) this.retryAfter(HOLD_BACK_DELAY);
-    else this.attempt(true);
+    const early = this.turns.noticed();
+    clearTimeout(this.turnTimer);
+    this.turnTimer = undefined;
+    if (early > 0) {
+      // As many steps as releases early: the held-back processes try in the order of their turns.
+      this.turnTimer = setTimeout(() => {
+        this.turnTimer = undefined;
+        this.attempt();
+      }, early * HOLD_BACK_DELAY);
+      this.turnTimer.unref();
+    } else if (early === 0) {
+      // Its turn: overdue clients of this process, whose notices came in the same read, go first.
+      setImmediate(() => this.attempt(true));
+    } else this.attempt(true);
   }
 
   /** Whether release notices of the lock reach this queue (its subscription is in place). */
@@ -135,7 +152,7 @@ export class KeyQueue {
 
   private subscribe(): void {
     this.subscribing = true;
-    this.host.subscribe(this.name).then(
+    this.host.subscribe(this.channel).then(
       () => {
         this.subscribing = false;
         this.subscribed = true;
@@ -158,7 +175,8 @@ export class KeyQueue {
       return;
     }
     const head = this.waiters.head();
-    if (head === undefined) return;
+    // Others' turns first: the turn timer tries when they are over.
+    if (head === undefined || this.turnTimer !== undefined) return;
     // Held back after this process's own release: notices and wake-ups meanwhile try at its end.
     const holdBack = this.holdBackUntil - now();
     if (holdBack > 0) {
@@ -181,15 +199,22 @@ export class KeyQueue {
     this.attempting = false;
     if (typeof result !== 'number') {
       this.turns.won();
+      // A turn timer set before this win would only send an attempt bound to fail.
+      clearTimeout(this.turnTimer);
+      this.turnTimer = undefined;
       if (!this.waiters.grant(head, result)) this.host.abandoned(result);
-      // The next waiter waits for this hold's release notice, capped by its lease.
-      if (!this.disposed) this.retryAfter(result.leaseTime);
+      if (this.disposed) return;
+      // A shared grant (a read hold, a permit with more left): the next waiter may go too.
+      if (result.shared) this.attempt();
+      // Else it waits for this hold's release notice, capped by its lease.
+      else this.retryAfter(result.leaseTime);
       return;
     }
     // The lock was free after a release notice, yet someone else got it: others compete.
     if (this.byNotice) this.turns.lostRace();
     if (this.wakePending) this.attempt(this.pendingByNotice);
-    else this.retryAfter(result === Infinity ? this.noLeaseRetry : result);
+    // PTTL is truncated to the ms: one more, so the retry does not arrive just before the expiry.
+    else this.retryAfter(result === Infinity ? this.noLeaseRetry : result + 1);
   }
 
   private refused(head: WaitTicket<Attempt>, error: unknown): void {
@@ -226,7 +251,8 @@ export class KeyQueue {
     this.disposed = true;
     clearTimeout(this.lingerTimer);
     clearTimeout(this.retryTimer);
+    clearTimeout(this.turnTimer);
     this.host.dropped(this);
-    this.host.unsubscribe(this.name).catch((error: unknown) => this.host.failed(error));
+    this.host.unsubscribe(this.channel).catch((error: unknown) => this.host.failed(error));
   }
 }

@@ -1,6 +1,7 @@
 import { now } from '../clock';
 import type { LockHold } from '../lock-hold';
-import type { LockStore } from '../store/lock-store';
+import type { LockStore, LockTarget } from '../store/lock-store';
+import { queueId } from '../targets';
 import { HANDOFF_HOLD_BACK, KeyQueue, type Attempt, type QueueHost } from './key-queue';
 
 /** Above this many hold-backs of names without a queue, the ended ones are swept out. */
@@ -14,78 +15,117 @@ export interface WaitersDriver {
   failed(error: unknown): void;
 }
 
+/** Whatever listens on a channel: a queue, or one fair waiter. */
+export interface ChannelListener {
+  notice(): void;
+  reconnected(): void;
+  /** Shutdown: reject its waiters with `reason`. */
+  close(reason: unknown): void;
+}
+
 /**
- * Waiting for busy locks: one KeyQueue per lock name that has local waiters (or had, within
- * the queue's linger time), each behind one subscription to the store's release notices.
+ * Waiting for busy locks: one KeyQueue per lock (queueId) that has local waiters (or had, within
+ * the queue's linger time), each behind one subscription to the store's release notices; and
+ * the channels of fair waiters, each its own.
  */
 export class LockWaiters {
   private readonly queues = new Map<string, KeyQueue>();
-  /** Hold-backs (until, clock ms) after releases of names that had no queue here. */
+  /** Who listens on each channel subscribed to. */
+  private readonly listeners = new Map<string, ChannelListener>();
+  /** Hold-backs (until, clock ms) after releases of locks that had no queue here. */
   private readonly holdBacks = new Map<string, number>();
   private readonly host: QueueHost;
 
   constructor(
-    store: LockStore,
+    private readonly store: LockStore,
     /** Retry delay when the holder's lock has no lease (a foreign lock). */
     private readonly noLeaseRetry: number,
     driver: WaitersDriver,
   ) {
     this.host = {
-      subscribe: (name) => store.subscribe(name),
-      unsubscribe: (name) => store.unsubscribe(name),
+      subscribe: (channel) => store.subscribe(channel),
+      unsubscribe: (channel) => store.unsubscribe(channel),
       abandoned: (hold) => driver.abandoned(hold),
       failed: (error) => driver.failed(error),
       dropped: (queue) => {
-        if (this.queues.get(queue.name) === queue) this.queues.delete(queue.name);
+        if (this.queues.get(queue.id) !== queue) return;
+        this.queues.delete(queue.id);
+        this.listeners.delete(queue.channel);
       },
     };
     store.listen({
-      notice: (name) => this.queues.get(name)?.notice(),
+      notice: (channel) => this.listeners.get(channel)?.notice(),
       reconnected: () => {
-        for (const queue of this.queues.values()) queue.reconnected();
+        for (const listener of [...this.listeners.values()]) listener.reconnected();
       },
     });
   }
 
   /**
-   * Whether a new caller for lock `name` must join the local queue: callers are queued (or were
+   * Whether a new caller for `target` must join the local queue: callers are queued (or were
    * within the linger time), or this process released it a moment ago with others listening.
    */
-  has(name: string): boolean {
-    if (this.queues.has(name)) return true;
-    const until = this.holdBacks.get(name);
+  has(target: LockTarget): boolean {
+    const id = queueId(target);
+    if (this.queues.has(id)) return true;
+    const until = this.holdBacks.get(id);
     if (until === undefined) return false;
     if (until > now()) return true;
-    this.holdBacks.delete(name);
+    this.holdBacks.delete(id);
     return false;
   }
 
   /**
-   * Waits in the lock's local queue until an attempt succeeds (resolves the hold), `waitTime`
+   * Waits in the target's local queue until an attempt succeeds (resolves the hold), `waitTime`
    * passes (resolves null) or `signal` aborts (rejects with its reason).
    */
   wait(
-    name: string,
+    target: LockTarget,
     attempt: Attempt,
     waitTime: number,
     signal: AbortSignal | undefined,
   ): Promise<LockHold | null> {
-    let queue = this.queues.get(name);
+    const id = queueId(target);
+    let queue = this.queues.get(id);
     if (queue === undefined) {
-      queue = new KeyQueue(name, this.host, this.noLeaseRetry, this.holdBacks.get(name));
-      this.holdBacks.delete(name);
-      this.queues.set(name, queue);
+      const channel = this.store.channel(target, '');
+      queue = new KeyQueue(id, channel, this.host, this.noLeaseRetry, this.holdBacks.get(id));
+      this.holdBacks.delete(id);
+      this.queues.set(id, queue);
+      this.listeners.set(channel, queue);
     }
     return queue.wait(attempt, waitTime, signal);
   }
 
+  /** Routes the messages of `channel` to `listener` (a fair waiter's own channel). */
+  listen(channel: string, listener: ChannelListener): void {
+    this.listeners.set(channel, listener);
+  }
+
+  /** Stops routing the messages of `channel` to `listener`. */
+  unlisten(channel: string, listener: ChannelListener): void {
+    if (this.listeners.get(channel) === listener) this.listeners.delete(channel);
+  }
+
   /**
-   * This process freed lock `name`; `listeners` processes were told. When other processes were
+   * This process freed `target`; `listeners` processes were told. When other processes were
    * among them (this one's own subscription aside), the next local attempt holds back briefly,
-   * so that the one its notice woke takes the lock first.
+   * so that the one its notice woke takes the lock first. A group counts for each member; a
+   * fair lock's release tells its queue's head only, so nothing is held back.
    */
-  released(name: string, listeners: number): void {
-    const queue = this.queues.get(name);
+  released(target: LockTarget, listeners: number): void {
+    if (target.kind === 'fair') return;
+    if (target.kind === 'multi') {
+      for (const name of target.names ?? []) {
+        this.releasedQueue(queueId({ kind: 'lock', key: target.key, name }), listeners);
+      }
+      return;
+    }
+    this.releasedQueue(queueId(target), listeners);
+  }
+
+  private releasedQueue(id: string, listeners: number): void {
+    const queue = this.queues.get(id);
     const others = listeners - (queue?.listening ? 1 : 0);
     const holdBackUntil = others > 0 ? now() + HANDOFF_HOLD_BACK : undefined;
     if (queue) {
@@ -97,11 +137,11 @@ export class LockWaiters {
       const time = now();
       for (const [held, until] of this.holdBacks) if (until <= time) this.holdBacks.delete(held);
     }
-    this.holdBacks.set(name, holdBackUntil);
+    this.holdBacks.set(id, holdBackUntil);
   }
 
   /** Rejects every waiter (shutdown) and drops the subscriptions. */
   closeAll(reason: unknown): void {
-    for (const queue of [...this.queues.values()]) queue.close(reason);
+    for (const listener of [...this.listeners.values()]) listener.close(reason);
   }
 }

@@ -1,10 +1,15 @@
+/** The most releases a process counts itself early by (its hold-back is capped at that many steps). */
+const MAX_EARLY = 8;
+
 /**
  * Fair turns between processes waiting for one lock. Redis delivers a release notice to
  * subscribers in a fixed order, so left alone the same process would win nearly every race.
  * Once this process lost such a race (others want the lock too), a process that took the lock
- * holds back its attempts until it has seen as many releases as there were other processes
- * listening when it last released (what PUBLISH counted): the others take their turn first. A
- * wrong count costs at most one short hold-back per release, never a missed handoff.
+ * counts itself early until it has seen as many releases as there were other processes
+ * listening when it last released (what PUBLISH counted): the others take their turn first.
+ * How early it is ranks it: the process that won longest ago is least early, so hold-backs
+ * proportional to it make the held-back processes try in the order of their last wins, not in
+ * Redis' delivery order. A wrong count costs at most a short hold-back, never a missed handoff.
  */
 export class TurnPolicy {
   /** A release notice was answered here, but another client took the lock first. */
@@ -14,11 +19,15 @@ export class TurnPolicy {
   /** Processes that received this process's last release notice of the lock (itself included). */
   private listeners = 1;
 
-  /** A release notice arrived; true when this process should hold back its attempt. */
-  noticed(): boolean {
-    const holdBack = this.contended && this.releasesSinceWin < this.listeners - 1;
+  /**
+   * A release notice arrived: by how many releases this process would take the lock too early
+   * (at most MAX_EARLY). Positive: others are due first, hold back. 0: its turn. Negative: its
+   * turn is overdue, or there is no turn-taking (never lost a race): try at once.
+   */
+  noticed(): number {
+    const early = this.contended ? this.listeners - 1 - this.releasesSinceWin : -1;
     this.releasesSinceWin++;
-    return holdBack;
+    return Math.min(early, MAX_EARLY);
   }
 
   /** This process took the lock. */

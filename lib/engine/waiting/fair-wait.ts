@@ -1,0 +1,114 @@
+import { now } from '../clock';
+import type { LockHold } from '../lock-hold';
+import { MAX_TIMER_DELAY } from '../options/validate';
+import { isConnectionError } from '../store/lock-store';
+import type { ChannelListener } from './lock-waiters';
+
+/** Delay before trying again after an attempt failed on the connection, ms. */
+const CONNECTION_RETRY_DELAY = 100;
+
+/** What a fair waiter needs: its attempts, its channel, and leaving the queue. */
+export interface FairWaitHost {
+  /** One attempt by this waiter's owner id (it joins, or keeps, its place in the queue). */
+  attempt(): Promise<LockHold | number>;
+  /** Leaves the queue in the store (best effort: a place also ends with its timeout). */
+  leave(): Promise<void>;
+  /** Starts routing the messages of this waiter's channel here and subscribes to it. */
+  subscribe(listener: ChannelListener): Promise<void>;
+  unsubscribe(listener: ChannelListener): Promise<void>;
+}
+
+/**
+ * One waiter for a fair lock (Redisson's RFairLock): every attempt uses the same owner id, so it
+ * keeps its place in the queue in Redis, and it waits on its own channel, where a release tells
+ * only the queue's head. It tries again when told, when the wait the store asked for is over
+ * (the holder's lease, or the deadline of the waiter ahead: a dead waiter is dropped then), or
+ * after a connection error. Giving up (timeout, abort, shutdown) leaves the queue at once.
+ */
+export class FairWait implements ChannelListener {
+  private wake: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed: Error | undefined;
+  private notified = false;
+
+  constructor(
+    private readonly host: FairWaitHost,
+    private readonly waitTime: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** Resolves the hold, or null when the wait is over; rejects on abort or shutdown. */
+  async run(firstRetry: number): Promise<LockHold | null> {
+    const deadline = now() + this.waitTime;
+    const onAbort = () => this.wake?.();
+    this.signal?.addEventListener('abort', onAbort);
+    let subscribed = false;
+    try {
+      await this.host.subscribe(this);
+      subscribed = true;
+      // A turn announced before the subscription took effect is caught by this attempt.
+      let retry = 0;
+      for (;;) {
+        this.check();
+        const result = await this.attemptOnce().catch((error: unknown) => {
+          if (!isConnectionError(error)) throw error;
+          return CONNECTION_RETRY_DELAY;
+        });
+        if (typeof result !== 'number') return result;
+        retry = result === Infinity ? firstRetry : result;
+        const left = deadline - now();
+        if (left <= 0) {
+          await this.host.leave().catch(() => undefined);
+          return null;
+        }
+        await this.sleep(Math.min(retry, left));
+      }
+    } catch (error) {
+      await this.host.leave().catch(() => undefined);
+      throw error;
+    } finally {
+      this.signal?.removeEventListener('abort', onAbort);
+      clearTimeout(this.timer);
+      if (subscribed) void this.host.unsubscribe(this).catch(() => undefined);
+    }
+  }
+
+  notice(): void {
+    this.notified = true;
+    this.wake?.();
+  }
+
+  reconnected(): void {
+    this.notice();
+  }
+
+  close(reason: unknown): void {
+    this.closed = reason instanceof Error ? reason : new Error('The lock service was closed.');
+    this.wake?.();
+  }
+
+  private attemptOnce(): Promise<LockHold | number> {
+    this.notified = false;
+    return this.host.attempt();
+  }
+
+  private check(): void {
+    this.signal?.throwIfAborted();
+    if (this.closed !== undefined) throw this.closed;
+  }
+
+  /** Waits `delay` ms, or until told, aborted or closed. */
+  private sleep(delay: number): Promise<void> {
+    if (this.notified || this.signal?.aborted || this.closed !== undefined)
+      return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.wake = () => {
+        this.wake = undefined;
+        clearTimeout(this.timer);
+        resolve();
+      };
+      this.timer = setTimeout(this.wake, Math.min(delay, MAX_TIMER_DELAY));
+      this.timer.unref();
+    });
+  }
+}
