@@ -6,15 +6,17 @@ import type { TestRedis } from './support/redis-server';
 import { suiteRedis } from './support/suite-redis';
 
 /** Clients that share one process, each its own application (its own connections). */
-const CLIENTS = 4;
+const CLIENTS = 8;
 /** Sections run in all, by whichever client gets the lock. */
-const SECTIONS = 400;
+const SECTIONS = 800;
 /**
- * The smallest share of a fair turn (SECTIONS / CLIENTS) every client must get. A client that
- * re-takes the lock it just released ahead of the clients its release woke starves them: they
- * got 1 or 2 sections of 400 each before the hand-off hold-back.
+ * The smallest count any client may have against the busiest one (issue target: 0.5). A client
+ * that re-takes the lock it just released ahead of the clients its release woke starves them
+ * (1 or 2 sections of 400 each before the hand-off hold-back); races decided by Redis' fixed
+ * delivery order skew the counts down that order (min/max 0.21 in a loaded benchmark run before
+ * the turn order).
  */
-const FAIR_SHARE_FRACTION = 0.3;
+const MIN_TO_MAX = 0.5;
 
 describe('fairness between clients in one process', () => {
   let redis: TestRedis;
@@ -28,7 +30,7 @@ describe('fairness between clients in one process', () => {
     apps = [];
   });
 
-  it(`${CLIENTS} LockService instances looping on one key each get a fair share of turns`, async () => {
+  it(`${CLIENTS} LockService instances looping on one key each get an even share of turns`, async () => {
     const first = await lockApp(redis, { waitTime: 20_000 });
     apps = [first];
     for (let i = 1; i < CLIENTS; i++) {
@@ -52,8 +54,7 @@ describe('fairness between clients in one process', () => {
       }),
     );
     expect(await raw.get(counter)).toBe(String(SECTIONS));
-    const fairShare = SECTIONS / CLIENTS;
-    for (const count of turns)
-      expect(count).toBeGreaterThanOrEqual(fairShare * FAIR_SHARE_FRACTION);
+    expect(turns.reduce((sum, count) => sum + count, 0)).toBe(SECTIONS);
+    expect(Math.min(...turns)).toBeGreaterThanOrEqual(Math.max(...turns) * MIN_TO_MAX);
   });
 });

@@ -21,6 +21,7 @@ describe('module options (pure)', () => {
       exposeKeys: false,
       syncReplicas: 0,
       syncTimeout: 1_000,
+      fairQueueTimeout: 5_000,
     });
   });
 
@@ -80,6 +81,8 @@ describe('lock options (pure)', () => {
       signal: undefined,
       fencing: false,
       syncReplicas: 0,
+      mode: undefined,
+      fair: false,
     });
     expect(resolveLockOptions({ leaseTime: 500, waitTime: 0, fencing: true }, defaults)).toEqual({
       waitTime: 0,
@@ -88,6 +91,8 @@ describe('lock options (pure)', () => {
       signal: undefined,
       fencing: true,
       syncReplicas: 0,
+      mode: undefined,
+      fair: false,
     });
     expect(resolveLockOptions({ syncReplicas: 2 }, defaults).syncReplicas).toBe(2);
     expect(() => resolveLockOptions({ syncReplicas: -1 }, defaults)).toThrow(/syncReplicas/);

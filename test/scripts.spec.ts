@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../lib/engine/redis/lock-scripts';
+import { forceUnlock } from './redis-scripts/script-kit';
 import { suiteRedis } from './support/suite-redis';
 
 describe('Lua scripts against real Redis', () => {
@@ -9,16 +10,9 @@ describe('Lua scripts against real Redis', () => {
   const channel = `redisson_lock__channel:{${name}}`;
   const latch = (id: string) => `redisson_unlock_latch:{${name}}:${id.repeat(32)}`;
   const acquire = (field: string, fencing = '1') =>
-    LockScripts.acquire.run(
-      raw,
-      2,
-      name,
-      token,
-      30_000,
-      field,
-      fencing,
-      COUNTER_TTL,
-    ) as Promise<number>;
+    (fencing === '1'
+      ? LockScripts.acquireFenced.run(raw, 2, name, token, 30_000, field, COUNTER_TTL)
+      : LockScripts.acquire.run(raw, 1, name, 30_000, field)) as Promise<number>;
   const release = (field: string, id: string) =>
     LockScripts.release.run(raw, 2, name, latch(id), field, 10_000, 'publish', channel);
 
@@ -95,12 +89,13 @@ describe('Lua scripts against real Redis', () => {
       name,
       `${name}:missing`,
       60_000,
+      'll',
       'me:4',
       'me:4',
     );
     expect(renewed).toEqual([1, 0]);
     expect(await raw.pttl(name)).toBeGreaterThan(59_000);
-    expect(await LockScripts.forceUnlock.run(raw, 1, name, 'publish', channel)).toBe(1);
-    expect(await LockScripts.forceUnlock.run(raw, 1, name, 'publish', channel)).toBe(0);
+    expect(await forceUnlock(raw, name)).toBe(1);
+    expect(await forceUnlock(raw, name)).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { LockError, LockKeyError, LockOptionsError, Locked } from '../../lib';
+import { LockError, LockKeyError, LockOptionsError, Locked, Semaphore } from '../../lib';
 import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 
@@ -119,6 +119,64 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
         expect(error).toBeInstanceOf(LockOptionsError);
         expect((error as LockOptionsError).option).toBe(option);
       }
+    });
+
+    it.each([
+      ['mode with a list', ['a:<0>', 'b:<1>'], { mode: 'write' }, 'mode'],
+      ['fair with a list', ['a:<0>', 'b:<1>'], { fair: true }, 'fair'],
+      ['key and keys together', { key: 'k', keys: ['a'] }, undefined, 'keys'],
+    ])('a multi-lock: %s', (_what, first, options, option) => {
+      let error: unknown;
+      try {
+        decorate(first, options)();
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(error).toBeInstanceOf(LockOptionsError);
+      expect((error as LockOptionsError).option).toBe(option);
+    });
+
+    it.each([
+      ['an empty list', []],
+      ['a list with a bad template', ['a:<0>', 'b:<2>']],
+      ['a list with a number', ['a:<0>', 7]],
+      ['more than 64 templates', Array.from({ length: 65 }, (_, i) => `k${i}:<0>`)],
+    ])('a multi-lock: %s (LockKeyError)', (_what, keys) => {
+      expect(decorate(keys)).toThrow(LockKeyError);
+      expect(decorate({ keys })).toThrow(LockKeyError);
+    });
+
+    it.each([
+      ['missing', {}],
+      ['0', { permits: 0 }],
+      ['1.5', { permits: 1.5 }],
+      ['above 1 000 000', { permits: 1_000_001 }],
+      ['a string', { permits: '3' }],
+    ])('@Semaphore with permits %s', (_what, options) => {
+      const semaphore = Semaphore as (...a: unknown[]) => unknown;
+      expect(() => semaphore('s:<0>', options)).toThrow(LockOptionsError);
+      expect(() => semaphore({ key: 's:<0>', ...options })).toThrow(LockOptionsError);
+    });
+
+    it('@Semaphore with a lock-only option or a bad template', () => {
+      const semaphore = Semaphore as (...a: unknown[]) => unknown;
+      for (const option of [
+        { mode: 'read' },
+        { fair: true },
+        { fencing: true },
+        { waitTime: -1 },
+      ]) {
+        expect(() => semaphore('s', { permits: 1, ...option })).toThrow(LockOptionsError);
+      }
+      expect(() => {
+        class Target {
+          @Semaphore('s:<1>', { permits: 1 })
+          method(_a: string) {
+            return Promise.resolve();
+          }
+        }
+        return Target;
+      }).toThrow(LockKeyError);
     });
 
     it('@Locked on something that is not a method', () => {

@@ -1,4 +1,5 @@
 import type {
+  LockTarget,
   AcquireReply,
   AcquireRequest,
   LockStore,
@@ -111,7 +112,7 @@ export class FakeStore implements LockStore {
     );
   }
 
-  forceUnlock(key: string, name: string): Promise<boolean> {
+  forceUnlock({ key, name }: LockTarget): Promise<boolean> {
     this.calls.push({ method: 'forceUnlock', name });
     return this.run('forceUnlock', key, () => {
       const existed = this.live(name) !== undefined;
@@ -121,12 +122,25 @@ export class FakeStore implements LockStore {
     });
   }
 
-  remainingTtl(key: string, name: string): Promise<number | null> {
+  remainingTtl({ key, name }: LockTarget): Promise<number | null> {
     this.calls.push({ method: 'remainingTtl', name });
     return this.run('remainingTtl', key, () => {
       const entry = this.live(name);
       return entry === undefined ? null : entry.expiresAt - Date.now();
     });
+  }
+
+  leave(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  available(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  /** The plain lock's channel is its name here. */
+  channel(target: LockTarget): string {
+    return target.name;
   }
 
   subscribe(name: string): Promise<void> {

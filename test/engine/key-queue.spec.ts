@@ -38,7 +38,8 @@ function fakeHost() {
 }
 
 const NO_LEASE_RETRY = 7_000;
-const hold = (leaseTime = 30_000) => new LockHold('k', 'n', 'owner:1', leaseTime, true, 1, 0);
+const hold = (leaseTime = 30_000) =>
+  new LockHold({ kind: 'lock', key: 'k', name: 'n' }, 'owner:1', leaseTime, true, 1, 0);
 /** Advances fake time by `ms`, running promise callbacks in between. */
 const advance = (ms = 0) => jest.advanceTimersByTimeAsync(ms);
 const connectionError = () => new LockRedisError('k', 'acquire', new Error('ECONNRESET'));
@@ -55,14 +56,14 @@ describe('KeyQueue', () => {
 
   /** A queue whose subscription took effect. */
   async function subscribedQueue(): Promise<KeyQueue> {
-    const queue = new KeyQueue('n', host, NO_LEASE_RETRY);
+    const queue = new KeyQueue('n', 'n', host, NO_LEASE_RETRY);
     host.subscription.resolve();
     await advance();
     return queue;
   }
 
   it('subscribes at creation and sends one attempt once subscribed, from the head only', async () => {
-    const queue = new KeyQueue('n', host, NO_LEASE_RETRY);
+    const queue = new KeyQueue('n', 'n', host, NO_LEASE_RETRY);
     expect(host.subscribe).toHaveBeenCalledWith('n');
     const first = scripted();
     const second = scripted();
@@ -87,7 +88,7 @@ describe('KeyQueue', () => {
   });
 
   it('still attempts when subscribing fails, and reports the failure', async () => {
-    const queue = new KeyQueue('n', host, NO_LEASE_RETRY);
+    const queue = new KeyQueue('n', 'n', host, NO_LEASE_RETRY);
     const attempt = scripted();
     void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
     const error = new Error('SUBSCRIBE failed');
@@ -122,12 +123,12 @@ describe('KeyQueue', () => {
     await expect(waiting).resolves.toBe(granted);
   });
 
-  it('retries after the holder’s TTL, and after noLeaseRetry for a lock without a lease', async () => {
+  it('retries 1 ms after the holder’s TTL (PTTL is truncated), and after noLeaseRetry for a lock without a lease', async () => {
     const queue = await subscribedQueue();
     const attempt = scripted();
     void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
     attempt.replies[0].resolve(300);
-    await advance(299);
+    await advance(300);
     expect(attempt.replies).toHaveLength(1);
     await advance(1);
     expect(attempt.replies).toHaveLength(2);
@@ -213,7 +214,7 @@ describe('KeyQueue', () => {
   });
 
   it('subscribes again after a reconnect while its SUBSCRIBE is still unanswered', () => {
-    const queue = new KeyQueue('n', host, NO_LEASE_RETRY);
+    const queue = new KeyQueue('n', 'n', host, NO_LEASE_RETRY);
     void queue.wait(scripted(), Infinity, undefined).catch(() => undefined);
     expect(host.subscribe).toHaveBeenCalledTimes(1);
     queue.reconnected(); // the break may have swallowed the first SUBSCRIBE
@@ -282,7 +283,7 @@ describe('KeyQueue', () => {
   });
 
   it('without a subscription, a local release or a reconnect triggers an attempt', async () => {
-    const queue = new KeyQueue('n', host, NO_LEASE_RETRY);
+    const queue = new KeyQueue('n', 'n', host, NO_LEASE_RETRY);
     const attempt = scripted();
     void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
     host.subscription.reject(new Error('no SUBSCRIBE'));

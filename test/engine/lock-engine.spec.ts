@@ -37,6 +37,7 @@ function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
     fencing: false,
     syncReplicas: 0,
     onLockLost: 'throw',
+    fairQueueTimeout: 5_000,
     logger,
     observer,
     ...config,

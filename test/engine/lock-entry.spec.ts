@@ -4,7 +4,14 @@ import { LockLostError, LockNotHeldError } from '../../lib/lock.errors';
 
 /** An outermost entry on a fresh hold, with a recorded releaseHold. */
 function outermost() {
-  const hold = new LockHold('orders', 'p:orders', 'client:1', 30_000, true, 7, 0);
+  const hold = new LockHold(
+    { kind: 'lock', key: 'orders', name: 'p:orders' },
+    'client:1',
+    30_000,
+    true,
+    7,
+    0,
+  );
   const releaseHold = jest.fn((_hold: LockHold) => Promise.resolve());
   const root = new LockEntry(hold, undefined, undefined, releaseHold);
   return { hold, releaseHold, root };

@@ -34,7 +34,14 @@ function fakeDriver() {
 
 /** A watchdog-leased hold whose acquire was sent `ago` ms before now. */
 const hold = (n: number, ago = 0) =>
-  new LockHold(`k${n}`, `n${n}`, `owner:${n}`, LEASE, true, undefined, Date.now() - ago);
+  new LockHold(
+    { kind: 'lock', key: `k${n}`, name: `n${n}` },
+    `owner:${n}`,
+    LEASE,
+    true,
+    undefined,
+    Date.now() - ago,
+  );
 /** Advances fake time by `ms`, then lets pending immediates (the watchdog's verdicts) run. */
 async function advance(ms: number): Promise<void> {
   await jest.advanceTimersByTimeAsync(ms);

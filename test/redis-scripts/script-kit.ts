@@ -15,11 +15,10 @@ const scripts = {
   writeAcquire: redisScript('write-acquire.lua'),
   readRelease: redisScript('read-release.lua'),
   writeRelease: redisScript('write-release.lua'),
-  rwForceUnlock: redisScript('rw-force-unlock.lua'),
+  forceUnlock: redisScript('force-unlock.lua'),
   fairAcquire: redisScript('fair-acquire.lua'),
   fairRelease: redisScript('fair-release.lua'),
   fairLeave: redisScript('fair-leave.lua'),
-  fairForceUnlock: redisScript('fair-force-unlock.lua'),
   renewAll: redisScript('renew-all.lua'),
 };
 
@@ -76,7 +75,7 @@ export function rwLock(raw: Redis, name: string) {
           LATCH_TTL,
         ),
       ),
-    forceUnlock: async () => int(await scripts.rwForceUnlock.run(raw, 1, name, channel, prefix)),
+    forceUnlock: async () => int(await forceUnlock(raw, name)),
   };
 }
 
@@ -125,8 +124,7 @@ export function fairLock(raw: Redis, name: string) {
       ),
     leave: async (owner: string) =>
       Number(await scripts.fairLeave.run(raw, 3, name, queue, timeouts, channels, owner)),
-    forceUnlock: async () =>
-      Number(await scripts.fairForceUnlock.run(raw, 3, name, queue, timeouts, channels)),
+    forceUnlock: async () => Number(await forceUnlock(raw, name)),
   };
 }
 
@@ -201,3 +199,20 @@ export class Listener {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** force-unlock.lua on `name`, whatever kind of lock lives there (classic pub/sub). */
+export function forceUnlock(raw: Redis, name: string): Promise<unknown> {
+  const tagged = name.includes('{') ? name : `{${name}}`;
+  return scripts.forceUnlock.run(
+    raw,
+    3,
+    name,
+    aux('redisson_lock_queue', name),
+    aux('redisson_lock_timeout', name),
+    'publish',
+    `redisson_lock__channel:${tagged}`,
+    `redisson_rwlock:${tagged}`,
+    tagged,
+    `redisson_lock__channel:${tagged}`,
+  );
+}

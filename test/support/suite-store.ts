@@ -70,9 +70,11 @@ function memoryStore(): SuiteStore {
     target: store,
     raw: undefined,
     commandCount: () => Promise.resolve(calls.reduce((sum, made) => sum + made.length, 0)),
-    exists: (name) => Promise.resolve(store.remainingTtl(name) !== null),
-    pttl: (name) => Promise.resolve(store.remainingTtl(name) ?? -2),
-    deleteLock: (name) => Promise.resolve(void store.forceUnlock(name)),
+    exists: (name) =>
+      Promise.resolve(store.remainingTtl({ kind: 'lock', key: name, name }) !== null),
+    pttl: (name) => Promise.resolve(store.remainingTtl({ kind: 'lock', key: name, name }) ?? -2),
+    deleteLock: (name) =>
+      Promise.resolve(void store.forceUnlock({ kind: 'lock', key: name, name })),
     getCounter: (counter) => Promise.resolve(counters.get(counter) ?? 0),
     setCounter: (counter, value) => Promise.resolve(void counters.set(counter, value)),
   };

@@ -1,0 +1,160 @@
+import { setImmediate as yieldTurn } from 'node:timers/promises';
+import type { LockService } from '../../lib';
+import { keySlot } from '../../lib/engine/redis/key-slot';
+import { sleep, until } from '../support/lock-app';
+import { suiteCluster } from '../support/redis-cluster';
+import { clusterApp } from './cluster-kit';
+
+/** Multi-locks, semaphores and read-write locks on a 3-master Redis Cluster (one for the file). */
+describe('the lock family on a Redis Cluster', () => {
+  const suite = suiteCluster({ masters: 3, replicasPerMaster: 0 });
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    await Promise.all(closers.map((close) => close()));
+  });
+  /** Two LockServices (as two processes) on one key prefix; a long lease: no wake-up by expiry. */
+  async function apps(): Promise<[LockService, LockService, string]> {
+    const first = await clusterApp(suite.cluster, { leaseTime: 30_000, waitTime: 5_000 });
+    const second = await clusterApp(suite.cluster, {
+      keyPrefix: first.prefix,
+      leaseTime: 30_000,
+      waitTime: 5_000,
+    });
+    closers.push(
+      () => first.app.close(),
+      () => second.app.close(),
+    );
+    return [first.locks, second.locks, first.prefix];
+  }
+  /** Keys whose names fall in `count` different slots. */
+  function spreadKeys(prefix: string, count: number): string[] {
+    const keys: string[] = [];
+    const slots = new Set<number>();
+    for (let i = 0; keys.length < count; i++) {
+      const slot = keySlot(`${prefix}k${i}`);
+      if (slots.has(slot)) continue;
+      slots.add(slot);
+      keys.push(`k${i}`);
+    }
+    return keys;
+  }
+
+  it('takes a multi-lock across slots all or nothing, waiting for a busy slot by its notice', async () => {
+    const [locks, other, prefix] = await apps();
+    const keys = spreadKeys(prefix, 3);
+    const sorted = [...keys].sort((a, b) => keySlot(prefix + a) - keySlot(prefix + b));
+    // The busy member is in the last slot: the earlier slots are taken, then given back.
+    const busy = await other.acquire(sorted[2]);
+    expect(await locks.tryAcquire(keys)).toBeNull();
+    for (const key of keys.filter((key) => key !== sorted[2])) {
+      expect(await locks.isLocked(key)).toBe(false);
+    }
+    const waiting = locks.acquire(keys);
+    // While the group waits, the free members stay takeable by others (an attempt of the group
+    // holds the earlier slots for a moment, and its give-back wakes this waiter).
+    const first = await other.acquire(sorted[0], { waitTime: 2_000 });
+    await first.release();
+    await busy.release();
+    const group = await waiting;
+    expect(group.keys).toEqual(keys);
+    for (const key of keys) expect(await other.tryAcquire(key)).toBeNull();
+    await group.release();
+    for (const key of keys) expect(await locks.isLocked(key)).toBe(false);
+  });
+
+  it('takes the members of one slot with one script call per slot', async () => {
+    const [locks] = await apps();
+    const [x, y] = ['x', 'y'];
+    expect(keySlot(`{${x}}`)).not.toBe(keySlot(`{${y}}`));
+    const keys = [`{${x}}1`, `{${x}}2`, `{${y}}1`, `{${y}}2`];
+    await locks.acquire(keys).then((warm) => warm.release()); // scripts loaded on every master
+    await suite.cluster.resetStats();
+    const group = await locks.acquire(keys);
+    const calls = await Promise.all(
+      (await suite.cluster.masters()).map(async (port) => {
+        const stats = await suite.cluster.commandstats(port);
+        return (stats.evalsha ?? 0) + (stats.eval ?? 0);
+      }),
+    );
+    await group.release();
+    // Two slots (on one master or two): two calls in all.
+    expect(calls.reduce((sum, count) => sum + count, 0)).toBe(2);
+  });
+
+  it('keeps a multi-lock across slots, and a permit, renewed past their lease', async () => {
+    const { app, locks, prefix } = await clusterApp(suite.cluster, { leaseTime: 300 });
+    closers.push(() => app.close());
+    const keys = spreadKeys(prefix, 3);
+    const group = await locks.acquire(keys);
+    const permit = await locks.semaphore('renewed', { permits: 1 }).acquire();
+    const lease = async (key: string) => (await locks.remainingTtl(key)) ?? 0;
+    // Renewed: the remaining lease goes back up after it fell (no fixed sleep).
+    const start = await lease(keys[2]);
+    await until(async () => (await lease(keys[2])) > start, 2_000);
+    await until(async () => (await lease(keys[0])) > 250, 2_000);
+    await sleep(700); // more than two leases: only renewals keep them
+    expect(group.signal.aborted).toBe(false);
+    expect(permit.signal.aborted).toBe(false);
+    for (const key of keys) expect(await locks.isLocked(key)).toBe(true);
+    await permit.release();
+    await group.release();
+  });
+
+  it('completes opposite orders across slots with no exclusion violation', async () => {
+    const [locks, other, prefix] = await apps();
+    const keys = spreadKeys(prefix, 3);
+    let inside = 0;
+    let violations = 0;
+    let cycles = 0;
+    const until = Date.now() + 1_500;
+    const worker = async (service: LockService, order: string[]) => {
+      while (Date.now() < until) {
+        await service.run(order, async () => {
+          if (++inside !== 1) violations++;
+          await yieldTurn();
+          inside--;
+        });
+        cycles++;
+      }
+    };
+    const reversed = [...keys].reverse();
+    await Promise.all([
+      worker(locks, keys),
+      worker(locks, reversed),
+      worker(other, keys),
+      worker(other, reversed),
+    ]);
+    expect(violations).toBe(0);
+    expect(cycles).toBeGreaterThan(4);
+    for (const key of keys) expect(await locks.isLocked(key)).toBe(false);
+  }, 20_000);
+
+  it('limits a semaphore and wakes its waiter on release', async () => {
+    const [locks, other] = await apps();
+    const here = locks.semaphore('sem', { permits: 2 });
+    const there = other.semaphore('sem', { permits: 2 });
+    const first = await here.acquire();
+    const second = await there.acquire();
+    expect(await here.available()).toBe(0);
+    expect(await there.tryAcquire()).toBeNull();
+    const waiting = there.acquire();
+    await first.release();
+    const third = await waiting;
+    await Promise.all([second.release(), third.release()]);
+    expect(await here.available()).toBe(2);
+  });
+
+  it('shares a read lock between processes and gives the write lock after the reads', async () => {
+    const [locks, other] = await apps();
+    const read = await locks.acquire('doc', { mode: 'read' });
+    const otherRead = await other.acquire('doc', { mode: 'read', waitTime: 0 });
+    expect(await other.tryAcquire('doc', { mode: 'write' })).toBeNull();
+    const writing = other.acquire('doc', { mode: 'write' });
+    await read.release();
+    await otherRead.release();
+    const write = await writing;
+    expect(await locks.tryAcquire('doc', { mode: 'read' })).toBeNull();
+    await write.release();
+    await until(async () => !(await locks.isLocked('doc')));
+  });
+});

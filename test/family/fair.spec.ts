@@ -1,0 +1,183 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { LockLostError, LockOptionsError, LockService, Locked } from '../../lib';
+import { lockApp, until } from '../support/lock-app';
+import type { TestRedis } from '../support/redis-server';
+import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { killChildren, startChild, type LockChild } from './rw-fair-kit';
+
+const aborted = (signal: AbortSignal) =>
+  new Promise<unknown>((resolve) => {
+    if (signal.aborted) resolve(signal.reason);
+    signal.addEventListener('abort', () => resolve(signal.reason));
+  });
+
+/** Takes the fair lock `queue:<0>` by decorator and records who got in, in order. */
+@Injectable()
+class Tickets {
+  readonly served: number[] = [];
+  constructor(readonly locks: LockService) {}
+
+  @Locked('queue:<0>', { fair: true })
+  async serve(queue: string, ticket: number): Promise<boolean | undefined> {
+    this.served.push(ticket);
+    await Promise.resolve();
+    return this.locks.current(`queue:${queue}`)?.fair;
+  }
+}
+
+describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
+  let app: INestApplication;
+  let locks: LockService;
+  let prefix: string;
+  const store = suiteStore(kind);
+  beforeEach(async () => {
+    ({ app, locks, prefix } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+
+  it('carries fair on the handle, re-enters, and forceUnlock aborts the holder', async () => {
+    const lock = await locks.acquire('f', { fair: true });
+    expect(lock.fair).toBe(true);
+    expect(lock.mode).toBeUndefined();
+    await locks.runAs(lock, () =>
+      locks.run('f', (inner) => expect(inner.depth).toBe(2), { fair: true }),
+    );
+    expect(await locks.isLocked('f')).toBe(true);
+    expect(await locks.forceUnlock('f')).toBe(true);
+    expect(await aborted(lock.signal)).toBeInstanceOf(LockLostError);
+    expect(await locks.isLocked('f')).toBe(false);
+    const next = await locks.detach(() => locks.acquire('f', { fair: true }));
+    await expect(lock.release()).rejects.toThrow(LockLostError);
+    expect(await locks.isLocked('f')).toBe(true); // the new holder's lock stays
+    await next.release();
+  });
+
+  it('serves local waiters in arrival order; one that times out or is aborted leaves the queue', async () => {
+    const holder = await locks.acquire('f', { fair: true });
+    const order: string[] = [];
+    const waiter = (name: string, options: object = {}) =>
+      locks.detach(() =>
+        locks.run('f', () => void order.push(name), { fair: true, waitTime: 5_000, ...options }),
+      );
+    const controller = new AbortController();
+    const a = waiter('a');
+    const timesOut = waiter('late', { waitTime: 100 });
+    const abortedOne = waiter('aborted', { signal: controller.signal });
+    const b = waiter('b');
+    await expect(timesOut).rejects.toThrow();
+    controller.abort();
+    await expect(abortedOne).rejects.toThrow();
+    if (store.raw) expect(await store.raw.llen(`redisson_lock_queue:{${prefix}f}`)).toBe(2);
+    await holder.release();
+    await Promise.all([a, b]);
+    expect(order).toEqual(['a', 'b']);
+  });
+
+  it('@Locked with fair: true serves callers in arrival order', async () => {
+    const other = await lockApp(store.target, { keyPrefix: prefix }, { providers: [Tickets] });
+    try {
+      const tickets = other.app.get(Tickets);
+      const holder = await locks.acquire('queue:q', { fair: true });
+      const calls = [1, 2, 3, 4].map((ticket) => tickets.serve('q', ticket));
+      await holder.release();
+      expect(await Promise.all(calls)).toEqual([true, true, true, true]);
+      expect(tickets.served).toEqual([1, 2, 3, 4]);
+    } finally {
+      await other.app.close();
+    }
+  });
+
+  it('refuses fair with mode or fencing (LockOptionsError)', async () => {
+    for (const options of [
+      { fair: true, mode: 'write' },
+      { fair: true, fencing: true },
+    ]) {
+      await expect(locks.acquire('f', options as never)).rejects.toThrow(LockOptionsError);
+    }
+  });
+});
+
+describe('fair locks on Redis across processes', () => {
+  let app: INestApplication;
+  let locks: LockService;
+  let prefix: string;
+  const store = suiteStore('redis');
+  beforeEach(async () => {
+    ({ app, locks, prefix } = await lockApp(store.target, {
+      leaseTime: 600,
+      waitTime: 5_000,
+      fairQueueTimeout: 300,
+    }));
+  });
+  afterEach(async () => {
+    await app.close();
+    await killChildren();
+  });
+  const queueLength = () => store.raw!.llen(`redisson_lock_queue:{${prefix}f}`);
+
+  it('grants 8 waiters in 4 processes in arrival order', async () => {
+    const children = await Promise.all(
+      [0, 1, 2, 3].map(() =>
+        startChild((store.target as TestRedis).url, prefix, { fairQueueTimeout: 2_000 }),
+      ),
+    );
+    const holder = await locks.acquire('f', { fair: true });
+    const arrival: [string, LockChild][] = [];
+    for (let i = 0; i < 8; i++) {
+      const child = children[(i * 3) % 4];
+      child.send(`acquire w${i} f fair 20000`);
+      arrival.push([`w${i}`, child]);
+      await until(async () => (await queueLength()) === i + 1);
+    }
+    const granted: string[] = [];
+    await holder.release();
+    for (let n = 0; n < 8; n++) {
+      const pending = arrival.filter(([id]) => !granted.includes(id));
+      const line = await Promise.race(
+        pending.map(([id, child]) => child.line(new RegExp(`^held ${id}$`), 20_000)),
+      );
+      const id = line.split(' ')[1];
+      granted.push(id);
+      const child = arrival.find(([name]) => name === id)![1];
+      child.send(`release ${id}`);
+      await child.line(new RegExp(`^released ${id}$`));
+    }
+    expect(granted).toEqual(arrival.map(([id]) => id));
+    expect(await queueLength()).toBe(0);
+  });
+
+  it('a SIGKILLed waiter delays the next one by its place timeout, not the default', async () => {
+    const child = await startChild((store.target as TestRedis).url, prefix, {
+      fairQueueTimeout: 300,
+    });
+    const holder = await locks.acquire('f', { fair: true });
+    child.send('acquire dead f fair 20000');
+    await until(async () => (await queueLength()) === 1);
+    const next = locks.detach(() => locks.acquire('f', { fair: true, waitTime: 3_000 }));
+    await until(async () => (await queueLength()) === 2);
+    child.process.kill('SIGKILL');
+    await holder.release();
+    // The dead waiter is at the head; the default place timeout (5 s) would outlast waitTime.
+    const lock = await next;
+    await lock.release();
+    expect(await queueLength()).toBe(0);
+  });
+
+  it('forceUnlock of a fair lock clears its queue', async () => {
+    const holder = await locks.acquire('f', { fair: true });
+    const controller = new AbortController();
+    const waiting = locks.detach(() =>
+      locks.acquire('f', { fair: true, waitTime: 5_000, signal: controller.signal }),
+    );
+    await until(async () => (await queueLength()) === 1);
+    expect(await locks.forceUnlock('f')).toBe(true);
+    expect(await aborted(holder.signal)).toBeInstanceOf(LockLostError);
+    // Told by the force-unlock and served: its hold is rightful, not one of those force-unlocked.
+    const lock = await waiting;
+    expect(lock.signal.aborted).toBe(false);
+    expect(await queueLength()).toBe(0);
+    await lock.release();
+  });
+});

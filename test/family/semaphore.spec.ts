@@ -1,0 +1,233 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { lastValueFrom, Observable } from 'rxjs';
+import {
+  LockAcquireTimeoutError,
+  LockLostError,
+  LockOptionsError,
+  LockService,
+  Semaphore,
+} from '../../lib';
+import { lockApp, until } from '../support/lock-app';
+import type { TestRedis } from '../support/redis-server';
+import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { FamilyChild, runChildren } from './family-kit';
+
+@Injectable()
+class Exports {
+  running = 0;
+  most = 0;
+  constructor(readonly locks: LockService) {}
+
+  @Semaphore('export:<0>', { permits: 2 })
+  async exportFor(_tenant: string, done: Promise<void>): Promise<void> {
+    this.most = Math.max(this.most, ++this.running);
+    await done;
+    this.running--;
+  }
+
+  @Semaphore({ key: (tenant: string) => `single:${tenant}`, permits: 1, waitTime: 0 })
+  async outer(tenant: string): Promise<string> {
+    return this.inner(tenant);
+  }
+
+  @Semaphore('single:<0>', { permits: 1, waitTime: 0 })
+  inner(_tenant: string): Promise<string> {
+    return Promise.resolve('nested');
+  }
+
+  @Semaphore('stream:<0>', { permits: 1 })
+  stream(_tenant: string, done: Promise<void>): Observable<number> {
+    return new Observable((subscriber) => {
+      subscriber.next(1);
+      void done.then(() => subscriber.complete());
+    });
+  }
+}
+
+describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) => {
+  const store = suiteStore(kind);
+  let app: INestApplication;
+  let locks: LockService;
+  let other: { app: INestApplication; locks: LockService };
+  let prefix: string;
+
+  beforeEach(async () => {
+    // A long lease: a waiter woken within its wait was woken by the release.
+    ({ app, locks, prefix } = await lockApp(
+      store.target,
+      { leaseTime: 30_000, waitTime: 5_000 },
+      { providers: [Exports] },
+    ));
+    other = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 30_000 });
+  });
+  afterEach(async () => {
+    await other.app.close();
+    await app.close();
+  });
+
+  it('counts available permits and wakes a waiter on release', async () => {
+    const here = locks.semaphore('s', { permits: 2 });
+    const there = other.locks.semaphore('s', { permits: 2 });
+    expect(await here.available()).toBe(2);
+    const first = await here.acquire();
+    const second = await there.acquire();
+    expect(await here.available()).toBe(0);
+    expect(await there.tryAcquire()).toBeNull();
+    await expect(here.acquire({ waitTime: 100 })).rejects.toBeInstanceOf(LockAcquireTimeoutError);
+    const waiting = there.acquire({ waitTime: 5_000 });
+    await first.release();
+    const third = await waiting;
+    expect(await here.available()).toBe(0);
+    await second.release();
+    expect(await here.available()).toBe(1);
+    await third.release();
+    expect(await here.available()).toBe(2);
+  });
+
+  it('hands permits over among many waiters of two services, woken by releases only', async () => {
+    // The lease is 30 s: a lost wake-up would exceed the 3 s wait and fail.
+    let holders = 0;
+    let most = 0;
+    const end = Date.now() + 800;
+    const worker = async (service: LockService) => {
+      const semaphore = service.semaphore('busy', { permits: 2 });
+      let cycles = 0;
+      while (Date.now() < end) {
+        await semaphore.run(
+          async () => {
+            most = Math.max(most, ++holders);
+            await new Promise((resolve) => setImmediate(resolve));
+            holders--;
+          },
+          { waitTime: 3_000 },
+        );
+        cycles++;
+      }
+      return cycles;
+    };
+    const cycles = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => worker(i % 2 ? locks : other.locks)),
+    );
+    expect(most).toBe(2);
+    expect(Math.min(...cycles)).toBeGreaterThan(0);
+    expect(await locks.semaphore('busy', { permits: 2 }).available()).toBe(2);
+  }, 15_000);
+
+  it('re-enters along the call chain with permits: 1', async () => {
+    const single = locks.semaphore('one', { permits: 1 });
+    const result = await single.run(async (outer) => {
+      expect(await single.available()).toBe(0);
+      return single.run((inner) => [outer.depth, inner.depth], { waitTime: 0 });
+    });
+    expect(result).toEqual([1, 2]);
+    expect(await single.available()).toBe(1);
+  });
+
+  it('rejects bad options with LockOptionsError', () => {
+    for (const options of [
+      undefined,
+      {},
+      { permits: 0 },
+      { permits: 1.5 },
+      { permits: 1_000_001 },
+    ]) {
+      expect(() => locks.semaphore('s', options as { permits: number })).toThrow(LockOptionsError);
+    }
+    expect(() => locks.semaphore('s', { permits: 1, extra: 1 } as never)).toThrow(LockOptionsError);
+  });
+
+  it('aborts the signal of a permit that expired while held', async () => {
+    const permit = await locks.semaphore('lease', { permits: 1 }).acquire({ leaseTime: 150 });
+    await until(() => permit.signal.aborted, 3_000);
+    expect(permit.signal.reason).toBeInstanceOf(LockLostError);
+    expect(await locks.semaphore('lease', { permits: 1 }).available()).toBe(1);
+    await expect(permit.release()).rejects.toBeInstanceOf(LockLostError);
+  });
+
+  it('grants each caller against its own limit, and skips when busy with onBusy: skip', async () => {
+    const wide = locks.semaphore('mixed', { permits: 3 });
+    const narrow = other.locks.semaphore('mixed', { permits: 1 });
+    const held = [await wide.acquire(), await wide.acquire()];
+    expect(await narrow.available()).toBe(0);
+    expect(await narrow.tryAcquire()).toBeNull();
+    expect(await narrow.run(() => 'ran', { waitTime: 0, onBusy: 'skip' })).toBeUndefined();
+    expect(await wide.available()).toBe(1);
+    await Promise.all(held.map((permit) => permit.release()));
+    expect(await narrow.run(() => 'ran', { waitTime: 0 })).toBe('ran');
+  });
+
+  it('revokes every permit on forceUnlock and tells this process’s holders', async () => {
+    // Holders in other processes learn it at their next renewal (a third of the lease).
+    const semaphore = locks.semaphore('revoked', { permits: 2 });
+    const permit = await semaphore.acquire();
+    const there = await other.locks.semaphore('revoked', { permits: 2 }).acquire();
+    expect(await semaphore.forceUnlock()).toBe(true);
+    expect(permit.signal.aborted).toBe(true);
+    expect(there.signal.aborted).toBe(false);
+    await expect(there.release()).rejects.toBeInstanceOf(LockLostError); // it was revoked
+    expect(permit.signal.reason).toBeInstanceOf(LockLostError);
+    expect(await semaphore.available()).toBe(2);
+  });
+
+  it('@Semaphore limits concurrent calls, re-enters, and holds for an Observable', async () => {
+    const jobs = app.get(Exports);
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const calls = Array.from({ length: 5 }, () => jobs.exportFor('t1', done));
+    const sem = locks.semaphore('export:t1', { permits: 2 });
+    await until(() => jobs.running === 2);
+    expect(await sem.available()).toBe(0);
+    finish();
+    await Promise.all(calls);
+    expect(jobs.most).toBe(2);
+    expect(await jobs.outer('t1')).toBe('nested');
+
+    let complete!: () => void;
+    const streamed = new Promise<void>((resolve) => (complete = resolve));
+    const values = lastValueFrom(jobs.stream('t1', streamed));
+    const stream = locks.semaphore('stream:t1', { permits: 1 });
+    await until(async () => (await stream.available()) === 0);
+    complete();
+    expect(await values).toBe(1);
+    expect(await stream.available()).toBe(1);
+  });
+});
+
+describe('semaphores across processes (Redis)', () => {
+  const store = suiteStore('redis');
+  const children: FamilyChild[] = [];
+  afterAll(() => children.forEach((child) => child.kill()));
+
+  it('never has more than N holders across 4 processes', async () => {
+    const done = await runChildren(
+      (store.target as TestRedis).url,
+      'sem:',
+      4,
+      ['permits', '3', '1500'],
+      children,
+    );
+    expect(done.every((child) => child.cycles > 0)).toBe(true);
+    expect(done.reduce((sum, child) => sum + child.violations, 0)).toBe(0);
+  }, 20_000);
+
+  it('gives back a SIGKILLed holder’s permit within one lease', async () => {
+    const prefix = 'killed:';
+    const holder = new FamilyChild((store.target as TestRedis).url, prefix, ['hold-permit', '1']);
+    children.push(holder);
+    await holder.printed(/^held$/m);
+    const { app, locks } = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 1_000 });
+    try {
+      const semaphore = locks.semaphore('s', { permits: 1 });
+      expect(await semaphore.tryAcquire()).toBeNull();
+      const waiting = semaphore.acquire({ waitTime: 10_000 });
+      holder.kill();
+      const killedAt = Date.now();
+      const permit = await waiting;
+      // The child's lease is 1 s: the permit is free one lease (plus a margin) after the kill.
+      expect(Date.now() - killedAt).toBeLessThan(1_000 + 700);
+      await permit.release();
+    } finally {
+      await app.close();
+    }
+  }, 20_000);
+});
