@@ -3,6 +3,8 @@
  * redis-server of its own. `npm run bench` (full, a few minutes) or `npm run bench -- --quick`.
  * Progress goes to stderr, markdown tables to stdout, every repetition to results/latest.json.
  * Exits 1 if any contention run saw an exclusion violation (CI runs --quick for that).
+ * The Redis Cluster rows (cluster.ts) run last; `--no-cluster` skips them, `--cluster-only`
+ * runs only them.
  */
 import 'reflect-metadata';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,12 +13,14 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import { nestjsRedisLock, protocolFloor, redisSemaphore, redlock, type Adapter } from './adapters';
+import { clusterScenario } from './cluster';
 import { contend, type ContentionResult } from './contention';
 import { fairnessScenario, fairnessTable } from './fairness-scenario';
 import { fmt, median, nowUs, percentile, table } from './stats';
 import { runWorkerProcesses } from './worker-processes';
 
 const quick = process.argv.includes('--quick');
+const clusterRows = !process.argv.includes('--no-cluster');
 const config = quick
   ? {
       reps: 2,
@@ -144,6 +148,11 @@ function gc() {
 
 async function main() {
   const started = Date.now();
+  if (process.argv.includes('--cluster-only')) {
+    const result = await clusterScenario(quick, progress);
+    process.stdout.write(`${result.markdown}\nExclusion violations: ${result.violations}.\n`);
+    process.exit(result.violations > 0 ? 1 : 0);
+  }
   const server = await spawnRedisServer({ args: NO_PERSISTENCE });
   const newClient = () => new Redis(server.url);
   const admin = newClient();
@@ -379,6 +388,10 @@ async function main() {
     client.disconnect();
   await server.stop();
 
+  // Scenario 8: the same library on a 3-master Redis Cluster beside one server (cluster.ts).
+  const scenarioCluster = clusterRows ? await clusterScenario(quick, progress) : undefined;
+  violations += scenarioCluster?.violations ?? 0;
+
   // Report.
   const out: string[] = [];
   out.push(`## nestjs-redis-lock benchmark (${quick ? 'quick' : 'full'})`, '');
@@ -508,8 +521,9 @@ async function main() {
     fairnessTable(scenarioFair),
     '',
   );
+  if (scenarioCluster) out.push(scenarioCluster.markdown);
   out.push(
-    `Exclusion violations in scenarios 3 and 7: ${violations}. Total time ${fmt((Date.now() - started) / 1000)} s.`,
+    `Exclusion violations in scenarios 3, 7 and 8: ${violations}. Total time ${fmt((Date.now() - started) / 1000)} s.`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
 
@@ -517,7 +531,7 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
     join(resultsDir, quick ? 'latest-quick.json' : 'latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), quick, machine, versions, config, scenario1: { summary: scenario1, reps: Object.fromEntries(seqRuns) }, scenario2: { summary: scenario2, reps: Object.fromEntries(concRuns) }, scenario3, scenario4, scenario5, scenario6, scenarioFair, violations }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick, machine, versions, config, scenario1: { summary: scenario1, reps: Object.fromEntries(seqRuns) }, scenario2: { summary: scenario2, reps: Object.fromEntries(concRuns) }, scenario3, scenario4, scenario5, scenario6, scenarioFair, scenarioCluster: scenarioCluster?.json, violations }, null, 2)}\n`,
   );
   if (violations > 0) {
     progress(`FAILED: ${violations} exclusion violations`);

@@ -1,0 +1,115 @@
+/**
+ * The two topologies of the cluster rows (one redis-server, a Redis Cluster) behind one shape,
+ * this library on either, and the held-locks measurement (c) of cluster.ts.
+ */
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redis, type Cluster } from 'ioredis';
+import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../lib';
+import type { TestCluster } from '../test/support/redis-cluster';
+import { LOOPBACK } from '../tools/redis/redis-process';
+import type { Adapter } from './adapters';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One topology under test: where its masters are and how to reach them. */
+export interface Topology {
+  name: string;
+  masters: number[];
+  source: Pick<RedisLockModuleOptions, 'redis' | 'cluster'>;
+  /** A data client (contention state); the caller closes it. */
+  dataClient(): Redis | Cluster;
+  /** INFO commandstats `calls` of EVAL + EVALSHA on one master. */
+  scriptCalls(port: number): Promise<number>;
+  resetStats(): Promise<void>;
+}
+
+/** This library through LockService.run, on its own Nest application context. */
+export async function lockService(
+  source: Topology['source'],
+  options: Partial<RedisLockModuleOptions> = {},
+): Promise<{ locks: LockService; adapter: Adapter }> {
+  @Module({ imports: [RedisLockModule.forRoot({ ...source, waitTime: 60_000, ...options })] })
+  class ClusterBenchModule {}
+  const app = await NestFactory.createApplicationContext(ClusterBenchModule, { logger: false });
+  const locks = app.get(LockService);
+  return {
+    locks,
+    adapter: { name: 'run()', locked: (key, fn) => locks.run(key, fn), close: () => app.close() },
+  };
+}
+
+/** (c): `held` locks with the watchdog on; script calls per renewal period on each master. */
+export async function heldLocks(
+  topology: Topology,
+  config: { held: number; lease: number; periods: number },
+) {
+  const { locks, adapter } = await lockService(topology.source, { leaseTime: config.lease });
+  const handles = [];
+  for (let i = 0; i < config.held; i += 500) {
+    const batch = Array.from({ length: Math.min(500, config.held - i) }, (_, j) =>
+      locks.acquire(`bench:cl:held:${i + j}`),
+    );
+    handles.push(...(await Promise.all(batch)));
+  }
+  const period = Math.floor(config.lease / 3);
+  // Count whole rounds: start right after one (the first also loads the script on each
+  // connection), read half a period after the last one counted.
+  await afterRenewalRound(topology, period);
+  await topology.resetStats();
+  await sleep(period * config.periods + period / 4);
+  const calls = await Promise.all(topology.masters.map((port) => topology.scriptCalls(port)));
+  const stillHeld = handles.filter((handle) => !handle.signal.aborted).length;
+  await Promise.all(handles.map((handle) => handle.release().catch(() => undefined)));
+  await adapter.close();
+  return { stillHeld, callsPerPeriodPerMaster: calls.map((n) => n / config.periods) };
+}
+
+/**
+ * Resolves once a renewal round has ended: the script calls on the masters moved and then
+ * stayed still for a fifth of a period (or after 3 periods without one, unaligned).
+ */
+async function afterRenewalRound(topology: Topology, period: number): Promise<void> {
+  const total = async () =>
+    (await Promise.all(topology.masters.map((port) => topology.scriptCalls(port)))).reduce(
+      (a, b) => a + b,
+    );
+  let last = await total();
+  let changedAt: number | undefined;
+  const deadline = Date.now() + 3 * period;
+  while (Date.now() < deadline) {
+    await sleep(10);
+    const now = await total();
+    if (now !== last) [last, changedAt] = [now, Date.now()];
+    else if (changedAt !== undefined && Date.now() - changedAt > period / 5) return;
+  }
+}
+
+export function singleNode(server: { url: string; port: number }, admin: Redis): Topology {
+  return {
+    name: '1 redis-server',
+    masters: [server.port],
+    source: { redis: server.url },
+    dataClient: () => new Redis(server.url),
+    scriptCalls: async () => scriptCallsIn(await admin.info('commandstats')),
+    resetStats: async () => void (await admin.config('RESETSTAT')),
+  };
+}
+
+export function clusterTopology(cluster: TestCluster, masters: number[]): Topology {
+  const nodes = cluster.ports.map((port) => ({ host: LOOPBACK, port }));
+  return {
+    name: `Redis Cluster, ${masters.length} masters`,
+    masters,
+    source: { cluster: { nodes } },
+    dataClient: () => cluster.client(),
+    scriptCalls: async (port) => scriptCallsIn(await cluster.admin.get(port).info('commandstats')),
+    resetStats: () => cluster.resetStats(),
+  };
+}
+
+function scriptCallsIn(commandstats: string): number {
+  const calls = (name: string) =>
+    Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(commandstats)?.[1] ?? 0);
+  return calls('eval') + calls('evalsha');
+}
