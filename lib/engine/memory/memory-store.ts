@@ -1,4 +1,3 @@
-import { now } from '../clock';
 import type {
   AcquireReply,
   AcquireRequest,
@@ -10,20 +9,12 @@ import { lockChannel, readWriteChannel } from './channels';
 import { PlainLocks } from './exclusive-locks';
 import { FairLocks } from './fair-locks';
 import type { HoldKindStore } from './hold-kind';
+import { Latches } from './latches';
 import { LockTable } from './lock-table';
 import { MemoryStoreClient, type MemoryLockTable } from './memory-store-client';
 import { membersOf, MultiLocks } from './multi-locks';
 import { Semaphores } from './permits';
 import { ReadWriteLocks } from './read-write-locks';
-
-/** How long the answer of a release is kept for the same release sent again, ms (as Redis' latch). */
-const UNLOCK_LATCH_TTL = 10_000;
-
-/** A release's answer, kept for UNLOCK_LATCH_TTL ms. */
-interface Latch {
-  readonly answer: number | null;
-  readonly expiresAt: number;
-}
 
 /**
  * Locks in this process's memory, for tests and single-process development: the same
@@ -42,8 +33,8 @@ export class MemoryLockStore implements MemoryLockTable {
   private readonly fair: FairLocks;
   private readonly semaphores: Semaphores;
   private readonly kinds: Record<HoldKind, HoldKindStore>;
-  /** Latches in the order they were set, which is also the order they expire in. */
-  private readonly latches = new Map<string, Latch>();
+  /** The answers of recent releases, for a release sent again. */
+  private readonly latches = new Latches();
   private readonly subscribers = new Map<string, Set<MemoryStoreClient>>();
 
   constructor() {
@@ -77,10 +68,9 @@ export class MemoryLockStore implements MemoryLockTable {
    */
   release(hold: StoredHold): number | null {
     const latchKey = [hold.kind, hold.owner, ...membersOf(hold)].join('\n');
-    this.dropExpiredLatches();
     const answer = this.kinds[hold.kind].release(hold);
-    if (answer === undefined) return this.latches.get(latchKey)?.answer ?? null;
-    this.latches.set(latchKey, { answer, expiresAt: now() + UNLOCK_LATCH_TTL });
+    if (answer === undefined) return this.latches.get(latchKey) ?? null;
+    this.latches.set(latchKey, answer);
     return answer;
   }
 
@@ -145,14 +135,5 @@ export class MemoryLockStore implements MemoryLockTable {
     if (clients === undefined) return 0;
     for (const client of clients) setImmediate(() => client.deliver(channel));
     return clients.size;
-  }
-
-  /** Drops the latches whose time is over (the oldest come first). */
-  private dropExpiredLatches(): void {
-    const time = now();
-    for (const [key, latch] of this.latches) {
-      if (latch.expiresAt > time) return;
-      this.latches.delete(key);
-    }
   }
 }
