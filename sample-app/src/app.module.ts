@@ -1,6 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { RedisLockModule } from 'nestjs-redis-lock';
+import { AccountsController } from './accounts.controller';
+import { AccountsRepository } from './accounts.repository';
+import { AccountsService } from './accounts.service';
 import { APP_CONFIG, REDIS, type AppConfig } from './config';
 import { OrdersController } from './orders.controller';
 import { OrdersRepository } from './orders.repository';
@@ -23,8 +26,14 @@ export class AppModule {
           useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
         }),
       ],
-      controllers: [OrdersController],
-      providers: [OrdersRepository, OrdersService, PaymentGateway],
+      controllers: [OrdersController, AccountsController],
+      providers: [
+        OrdersRepository,
+        OrdersService,
+        PaymentGateway,
+        AccountsRepository,
+        AccountsService,
+      ],
     };
   }
 }

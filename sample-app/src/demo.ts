@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { relative } from 'node:path';
 import { AppModule } from './app.module';
 import type { Check } from './demo-http';
+import { readAndDeposit } from './demo-accounts';
 import { payOrders } from './demo-orders';
 import { resolveRedis } from './demo-redis';
 
@@ -40,6 +41,7 @@ async function main(): Promise<number> {
       console.log(`Orders app on ${base}\n`);
 
       summaries.push(await payOrders(base, check));
+      summaries.push(await readAndDeposit(base, check));
     } finally {
       await app.close();
     }
