@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, ParseIntPipe, Post } from '@nestjs/common';
 import type { Account } from './accounts.repository';
 import { AccountsService, type BalanceSnapshot, type DepositReceipt } from './accounts.service';
-import { positiveAmount } from './amount';
+import { positiveInteger } from './positive-integer';
 
 /** Accounts: many balance reads at once, deposits one at a time (see AccountsService). */
 @Controller('accounts')
@@ -11,7 +11,7 @@ export class AccountsController {
   /** `POST /accounts {"balance": 100}` opens an account. */
   @Post()
   create(@Body() body: { balance?: unknown } | undefined): Promise<Account> {
-    return this.accounts.create(positiveAmount(body?.balance, 'balance'));
+    return this.accounts.create(positiveInteger(body?.balance, 'balance'));
   }
 
   /** The balance, read under the account's read lock (shared with other reads). */
@@ -27,6 +27,6 @@ export class AccountsController {
     @Param('id', ParseIntPipe) id: number,
     @Body() body: { amount?: unknown } | undefined,
   ): Promise<DepositReceipt> {
-    return this.accounts.deposit(id, positiveAmount(body?.amount));
+    return this.accounts.deposit(id, positiveInteger(body?.amount, 'amount'));
   }
 }

@@ -10,6 +10,9 @@ import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
 import { PaymentGateway } from './payment-gateway';
 import { StorageModule } from './storage.module';
+import { WalletsController } from './wallets.controller';
+import { WalletsRepository } from './wallets.repository';
+import { WalletsService } from './wallets.service';
 
 /** The orders app. `AppModule.forRoot({ redisUrl, keyPrefix })`. */
 @Module({})
@@ -26,13 +29,15 @@ export class AppModule {
           useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
         }),
       ],
-      controllers: [OrdersController, AccountsController],
+      controllers: [OrdersController, AccountsController, WalletsController],
       providers: [
         OrdersRepository,
         OrdersService,
         PaymentGateway,
         AccountsRepository,
         AccountsService,
+        WalletsRepository,
+        WalletsService,
       ],
     };
   }

@@ -10,6 +10,7 @@ import type { Check } from './demo-http';
 import { readAndDeposit } from './demo-accounts';
 import { payOrders } from './demo-orders';
 import { resolveRedis } from './demo-redis';
+import { transferBothWays } from './demo-transfers';
 
 /**
  * `npm run demo`: starts the orders app on a free port, pays orders with concurrent requests
@@ -42,6 +43,7 @@ async function main(): Promise<number> {
 
       summaries.push(await payOrders(base, check));
       summaries.push(await readAndDeposit(base, check));
+      summaries.push(await transferBothWays(base, check));
     } finally {
       await app.close();
     }
