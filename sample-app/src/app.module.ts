@@ -4,6 +4,8 @@ import { RedisLockModule } from 'nestjs-redis-lock';
 import { AccountsController } from './accounts.controller';
 import { AccountsRepository } from './accounts.repository';
 import { AccountsService } from './accounts.service';
+import { ExportsController } from './exports.controller';
+import { ExportsService } from './exports.service';
 import { APP_CONFIG, REDIS, type AppConfig } from './config';
 import { OrdersController } from './orders.controller';
 import { OrdersRepository } from './orders.repository';
@@ -29,7 +31,7 @@ export class AppModule {
           useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
         }),
       ],
-      controllers: [OrdersController, AccountsController, WalletsController],
+      controllers: [OrdersController, AccountsController, WalletsController, ExportsController],
       providers: [
         OrdersRepository,
         OrdersService,
@@ -38,6 +40,7 @@ export class AppModule {
         AccountsService,
         WalletsRepository,
         WalletsService,
+        ExportsService,
       ],
     };
   }

@@ -4,6 +4,8 @@ import type { PaymentReceipt } from './orders.service';
 
 const SAME_ORDER_REQUESTS = 20;
 const PARALLEL_ORDERS = 10;
+/** How many orders part 1 creates. */
+export const ORDERS = PARALLEL_ORDERS + 1;
 
 /**
  * Demo parts 1 and 2, the plain lock `order:pay:<id>`: 20 concurrent payments of one order
@@ -13,7 +15,7 @@ const PARALLEL_ORDERS = 10;
  */
 export async function payOrders(base: string, check: Check): Promise<string> {
   const orders: Order[] = [];
-  for (let i = 0; i <= PARALLEL_ORDERS; i++) {
+  for (let i = 0; i < ORDERS; i++) {
     const created = await post<Order>(`${base}/orders`, { amount: 10 + i });
     if (created.status !== 201) throw new Error(`POST /orders answered ${created.status}`);
     orders.push(created.body);
@@ -73,7 +75,7 @@ export async function payOrders(base: string, check: Check): Promise<string> {
     `expected holdCount 2 inside the service, got ${depths.join(', ')}`,
   );
   return (
-    `${PARALLEL_ORDERS + 1} orders, each paid exactly once ` +
+    `${ORDERS} orders, each paid exactly once ` +
     `(${SAME_ORDER_REQUESTS + PARALLEL_ORDERS} pay requests)`
   );
 }

@@ -8,7 +8,8 @@ import { relative } from 'node:path';
 import { AppModule } from './app.module';
 import type { Check } from './demo-http';
 import { readAndDeposit } from './demo-accounts';
-import { payOrders } from './demo-orders';
+import { limitExports } from './demo-exports';
+import { ORDERS, payOrders } from './demo-orders';
 import { resolveRedis } from './demo-redis';
 import { transferBothWays } from './demo-transfers';
 
@@ -44,6 +45,7 @@ async function main(): Promise<number> {
       summaries.push(await payOrders(base, check));
       summaries.push(await readAndDeposit(base, check));
       summaries.push(await transferBothWays(base, check));
+      summaries.push(await limitExports(base, check, ORDERS));
     } finally {
       await app.close();
     }
