@@ -4,9 +4,9 @@ import { RedisLockModule } from 'nestjs-redis-lock';
 import { AccountsController } from './accounts.controller';
 import { AccountsRepository } from './accounts.repository';
 import { AccountsService } from './accounts.service';
+import { APP_CONFIG, REDIS, type AppConfig } from './config';
 import { ExportsController } from './exports.controller';
 import { ExportsService } from './exports.service';
-import { APP_CONFIG, REDIS, type AppConfig } from './config';
 import { OrdersController } from './orders.controller';
 import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
@@ -16,7 +16,10 @@ import { WalletsController } from './wallets.controller';
 import { WalletsRepository } from './wallets.repository';
 import { WalletsService } from './wallets.service';
 
-/** The orders app. `AppModule.forRoot({ redisUrl, keyPrefix })`. */
+/**
+ * The orders app: orders (plain lock), accounts (read-write lock), wallets (multi-lock) and
+ * order exports (semaphore). `AppModule.forRoot({ redisUrl, keyPrefix })`.
+ */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {

@@ -14,8 +14,10 @@ import { resolveRedis } from './demo-redis';
 import { transferBothWays } from './demo-transfers';
 
 /**
- * `npm run demo`: starts the orders app on a free port, pays orders with concurrent requests
- * and checks that every order was charged exactly once. Exits 0 when it was, 1 otherwise.
+ * `npm run demo`: starts the orders app on a free port and fires concurrent requests at each
+ * kind of lock: payments (plain lock: every order charged exactly once), balance reads and
+ * deposits (read-write lock), transfers both ways (multi-lock), exports (semaphore). Prints
+ * what it saw; exits 0 when every check passed, 1 otherwise.
  * Redis: REDIS_URL, else 127.0.0.1:6379, else a redis-server it starts (`--own-redis` skips
  * 6379). Every key it writes carries a per-run prefix and is deleted at the end.
  */
@@ -71,7 +73,7 @@ function packageVersion(name: string): string {
   return manifest.version;
 }
 
-/** Deletes every key of this run: order data, lock keys and Redisson's auxiliary keys. */
+/** Deletes every key of this run: the app's data, lock keys and Redisson's auxiliary keys. */
 async function removeKeys(url: string, keyPrefix: string): Promise<number> {
   const client = new Redis(url, { maxRetriesPerRequest: 1 });
   client.on('error', () => undefined);
