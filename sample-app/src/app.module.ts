@@ -1,14 +1,25 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { RedisLockModule } from 'nestjs-redis-lock';
+import { AccountsController } from './accounts.controller';
+import { AccountsRepository } from './accounts.repository';
+import { AccountsService } from './accounts.service';
 import { APP_CONFIG, REDIS, type AppConfig } from './config';
+import { ExportsController } from './exports.controller';
+import { ExportsService } from './exports.service';
 import { OrdersController } from './orders.controller';
 import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
 import { PaymentGateway } from './payment-gateway';
 import { StorageModule } from './storage.module';
+import { WalletsController } from './wallets.controller';
+import { WalletsRepository } from './wallets.repository';
+import { WalletsService } from './wallets.service';
 
-/** The orders app. `AppModule.forRoot({ redisUrl, keyPrefix })`. */
+/**
+ * The orders app: orders (plain lock), accounts (read-write lock), wallets (multi-lock) and
+ * order exports (semaphore). `AppModule.forRoot({ redisUrl, keyPrefix })`.
+ */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -23,8 +34,17 @@ export class AppModule {
           useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
         }),
       ],
-      controllers: [OrdersController],
-      providers: [OrdersRepository, OrdersService, PaymentGateway],
+      controllers: [OrdersController, AccountsController, WalletsController, ExportsController],
+      providers: [
+        OrdersRepository,
+        OrdersService,
+        PaymentGateway,
+        AccountsRepository,
+        AccountsService,
+        WalletsRepository,
+        WalletsService,
+        ExportsService,
+      ],
     };
   }
 }

@@ -12,6 +12,12 @@ import { startMetrics } from './telemetry';
  *
  *   curl -X POST localhost:3000/orders -H 'content-type: application/json' -d '{"amount":42}'
  *   curl -X POST localhost:3000/orders/1/pay
+ *   curl -X POST localhost:3000/accounts -H 'content-type: application/json' -d '{"balance":100}'
+ *   curl localhost:3000/accounts/1/balance
+ *   curl -X POST localhost:3000/accounts/1/deposit -H 'content-type: application/json' -d '{"amount":10}'
+ *   curl -X POST localhost:3000/wallets/transfer -H 'content-type: application/json' \
+ *     -d '{"from":1,"to":2,"amount":7}'
+ *   curl -X POST localhost:3000/exports/orders
  */
 async function bootstrap(): Promise<void> {
   startMetrics();

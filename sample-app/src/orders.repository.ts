@@ -59,6 +59,13 @@ export class OrdersRepository {
     };
   }
 
+  /** Every order, in id order. */
+  async all(): Promise<Order[]> {
+    const last = Number((await this.redis.get(`${this.prefix}order:seq`)) ?? 0);
+    const orders = await Promise.all(Array.from({ length: last }, (_, i) => this.find(i + 1)));
+    return orders.filter((order) => order !== undefined);
+  }
+
   /** Records a charge: marks the order paid, counts the charge, appends it. Returns paidCount. */
   async recordPayment(id: number, payment: Payment): Promise<number> {
     const results = await this.redis
