@@ -197,8 +197,9 @@ export function familyTables(runs: FamilyRuns): string {
     table(
       [
         'sections/s',
-        'holders inside, sampled mean',
-        'most holders (sampled / at entry)',
+        'permits held, sampled mean',
+        'holders inside sections, sampled mean',
+        'most held (sampled) / inside (sampled, at entry)',
         'worker min/max',
         'timeouts',
         'violations',
@@ -206,8 +207,9 @@ export function familyTables(runs: FamilyRuns): string {
       [
         [
           fmt(median(s.map((r) => r.sections / semSeconds))),
-          fmt(median(s.map((r) => r.meanSampled)), 2),
-          `${Math.max(...s.map((r) => r.maxSampled))} / ${Math.max(...s.map((r) => r.maxAtEntry))}`,
+          fmt(median(s.map((r) => r.meanHeld)), 2),
+          fmt(median(s.map((r) => r.meanInside)), 2),
+          `${Math.max(...s.map((r) => r.maxHeld))} / ${Math.max(...s.map((r) => r.maxInside))}, ${Math.max(...s.map((r) => r.maxAtEntry))}`,
           fmt(median(s.map((r) => minMax(r.perWorker))), 2),
           sum(s.map((r) => r.timeouts)),
           sum(s.map((r) => r.violations)),

@@ -51,8 +51,13 @@ type SemaphoreRun = {
   timeouts: number;
   violations: number;
   maxAtEntry: number;
-  meanSampled: number;
-  maxSampled: number;
+  /** Sampled: holders inside their section (between INCR and DECR of the holders' counter). */
+  meanInside: number;
+  maxInside: number;
+  /** Sampled: permits held (ZCARD of the permits' sorted set). */
+  meanHeld: number;
+  maxHeld: number;
+  samples: number;
 };
 
 /** Everything measured, per variant: one entry per repetition. */
@@ -65,6 +70,7 @@ export interface FamilyRuns {
   semaphore: SemaphoreRun[];
 }
 
+const mean = (values: number[]) => values.reduce((s, n) => s + n, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function cycles(
@@ -91,12 +97,22 @@ async function cycles(
   };
 }
 
-/** Samples `key` (a count) from `startAt` for `durationMs`, as often as one GET allows. */
-async function sample(redis: Redis, key: string, startAt: number, durationMs: number) {
+/**
+ * Samples `keys` (GET of a count, or ZCARD of a sorted set, in one pipeline) from `startAt` for
+ * `durationMs`, as often as one round trip allows: one array of values per key.
+ */
+async function sample(
+  redis: Redis,
+  keys: { get: string; zcard: string },
+  startAt: number,
+  durationMs: number,
+) {
   await sleep(Math.max(0, startAt - Date.now()));
-  const samples: number[] = [];
+  const samples = { get: [] as number[], zcard: [] as number[] };
   while (Date.now() < startAt + durationMs) {
-    samples.push(Number((await redis.get(key)) ?? 0));
+    const [get, zcard] = (await redis.pipeline().get(keys.get).zcard(keys.zcard).exec())!;
+    samples.get.push(Number(get[1] ?? 0));
+    samples.zcard.push(Number(zcard[1]));
     await sleep(1);
   }
   return samples;
@@ -212,7 +228,9 @@ async function semaphoreRun(
 ): Promise<SemaphoreRun> {
   const keys = { lock: freshKey('sem'), second: freshKey('sem-b'), state: freshKey('sem-s') };
   const startAt = Date.now() + 200;
-  const sampling = sample(admin, `${keys.state}:holders`, startAt, durationMs);
+  // The permits' sorted set (docs/multi-lock-and-semaphore.md, "Redis layout"; no key prefix).
+  const permits = { get: `${keys.state}:holders`, zcard: `{${keys.lock}}:timeout` };
+  const sampling = sample(admin, permits, startAt, durationMs);
   const { logs } = await onPool('semaphore', SEM_WORKERS, durationMs, keys, startAt);
   const samples = await sampling;
   const entries = logs.flatMap((log) => log.values);
@@ -220,11 +238,13 @@ async function semaphoreRun(
     sections: entries.length,
     perWorker: logs.map((log) => log.values.length),
     timeouts: logs.reduce((s, log) => s + log.timeouts, 0),
-    violations:
-      entries.filter((n) => n > PERMITS).length + samples.filter((n) => n > PERMITS).length,
+    violations: [...entries, ...samples.get, ...samples.zcard].filter((n) => n > PERMITS).length,
     maxAtEntry: Math.max(0, ...entries),
-    meanSampled: samples.reduce((s, n) => s + n, 0) / samples.length,
-    maxSampled: Math.max(0, ...samples),
+    meanInside: mean(samples.get),
+    maxInside: Math.max(0, ...samples.get),
+    meanHeld: mean(samples.zcard),
+    maxHeld: Math.max(0, ...samples.zcard),
+    samples: samples.get.length,
   };
 }
 
