@@ -132,12 +132,13 @@ export function familyTables(runs: FamilyRuns): string {
     ),
     fmt(median(m[variant][kind].map((t) => t.p50Us))),
     fmt(median(m[variant][kind].map((t) => t.p99Us))),
+    kind === 'sequential' ? fmt(median(m[variant][kind].map((t) => t.scriptCalls!)), 2) : '',
   ];
   out.push(
     `#### 9c. Uncontended 2-key multi-lock against two nested plain locks (a new key pair per cycle)`,
     '',
     table(
-      ['shape', 'lock', 'cycles/s', 'to nested', 'p50 µs', 'p99 µs'],
+      ['shape', 'lock', 'cycles/s', 'to nested', 'p50 µs', 'p99 µs', 'script calls per cycle'],
       [
         [`sequential (${config.seq} cycles)`, 'run([a, b])', 'sequential', 'multi'],
         [`sequential (${config.seq} cycles)`, 'run(a, run(b))', 'sequential', 'nested'],

@@ -44,7 +44,7 @@ export const FAMILY_CONFIG = {
 };
 export type FamilyConfig = (typeof FAMILY_CONFIG)['full'];
 
-type Throughput = { cyclesPerSec: number; p50Us: number; p99Us: number };
+type Throughput = { cyclesPerSec: number; p50Us: number; p99Us: number; scriptCalls?: number };
 type SemaphoreRun = {
   sections: number;
   perWorker: number[];
@@ -183,7 +183,10 @@ export async function familyScenario(
           if (variant === 'multi') await lib.locks.run([a, b], noop);
           else await lib.locks.run(a, () => lib.locks.run(b, noop));
         };
-        runs.multi[variant].sequential.push(await cycles(cycle, config.seq, 1));
+        const before = await scriptCalls(admin);
+        const sequential = await cycles(cycle, config.seq, 1);
+        const calls = ((await scriptCalls(admin)) - before) / config.seq;
+        runs.multi[variant].sequential.push({ ...sequential, scriptCalls: calls });
         runs.multi[variant].concurrent.push(await cycles(cycle, config.conc, MULTI_CONCURRENCY));
       }
       progress(`${tag}: opposite-order multi-locks, ${PROCESSES} × ${OPPOSITE_WORKERS} workers`);
@@ -205,6 +208,12 @@ export async function familyScenario(
     runs.semaphore.reduce((s, r) => s + r.violations, 0);
   progress(`family: done in ${Date.now() - started} ms, ${violations} violations`);
   return { markdown: familyTables(runs), violations, json: runs };
+}
+
+/** EVALSHA calls so far (INFO commandstats). */
+async function scriptCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
 }
 
 /** Runs `job` on the pool: `workers` per process, fresh keys; logs of every worker, counter. */
