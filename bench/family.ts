@@ -33,7 +33,7 @@ import { fmt, nowUs, percentile } from './stats';
 export const FAMILY_CONFIG = {
   quick: { reps: 1, rwMs: 1_000, fairMs: 1_500, seq: 500, conc: 2_000, oppMs: 1_000, semMs: 1_000 },
   full: {
-    reps: 3,
+    reps: 4,
     rwMs: 3_000,
     fairMs: 5_000,
     seq: 2_000,
@@ -64,7 +64,8 @@ type SemaphoreRun = {
 export interface FamilyRuns {
   config: FamilyConfig;
   readHeavy: Record<'readWrite' | 'plain', ReadHeavyResult[]>;
-  fair: Record<'fair' | 'plain', FairnessResult[]>;
+  /** With the Redis commands (all clients) per section. */
+  fair: Record<'fair' | 'plain', (FairnessResult & { commandsPerSection: number })[]>;
   multi: Record<'multi' | 'nested', { sequential: Throughput[]; concurrent: Throughput[] }>;
   opposite: FairnessResult[];
   semaphore: SemaphoreRun[];
@@ -169,8 +170,11 @@ export async function familyScenario(
       }
       for (const job of flip ? (['plain', 'fair'] as const) : (['fair', 'plain'] as const)) {
         progress(`${tag}: ${job} lock, ${PROCESSES} processes × ${FAIR_WORKERS} workers`);
+        const before = await scriptCalls(admin, true);
         const { logs, counter } = await onPool(job, FAIR_WORKERS, config.fairMs);
-        runs.fair[job].push(mergeLogs(logs, counter));
+        const commands = (await scriptCalls(admin, true)) - before;
+        const merged = mergeLogs(logs, counter);
+        runs.fair[job].push({ ...merged, commandsPerSection: commands / merged.sections });
       }
       for (const variant of flip
         ? (['nested', 'multi'] as const)
@@ -210,10 +214,10 @@ export async function familyScenario(
   return { markdown: familyTables(runs), violations, json: runs };
 }
 
-/** EVALSHA calls so far (INFO commandstats). */
-async function scriptCalls(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats');
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+/** EVALSHA calls so far (INFO commandstats), or with `all` every command (INFO stats). */
+async function scriptCalls(redis: Redis, all = false): Promise<number> {
+  if (all) return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))![1]);
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
 }
 
 /** Runs `job` on the pool: `workers` per process, fresh keys; logs of every worker, counter. */
