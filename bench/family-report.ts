@@ -19,7 +19,7 @@ const paired = (a: number[], b: number[]) => median(a.map((value, rep) => value 
 /** The fair and plain rows' figures, and whether the issue's targets are met. */
 export function fairSummary(runs: FamilyRuns) {
   const seconds = runs.config.fairMs / 1000;
-  const row = (reps: (FairnessResult & { commandsPerSection: number })[]) => ({
+  const row = (reps: (FairnessResult & { scriptCallsPerSection: number })[]) => ({
     ownerChangesPerSec: median(reps.map((r) => r.ownerChanges / seconds)),
     sectionsPerSec: median(reps.map((r) => r.sections / seconds)),
     minMax: median(reps.map((r) => minMax(r.perWorker))),
@@ -28,7 +28,7 @@ export function fairSummary(runs: FamilyRuns) {
     violations: sum(reps.map((r) => r.violations)),
     handoffUs: median(reps.map((r) => r.handoffUs)),
     sectionUs: median(reps.map((r) => r.sectionUs)),
-    commandsPerSection: median(reps.map((r) => r.commandsPerSection)),
+    scriptCallsPerSection: median(reps.map((r) => r.scriptCallsPerSection)),
   });
   const fair = row(runs.fair.fair);
   const plain = row(runs.fair.plain);
@@ -96,7 +96,7 @@ export function familyTables(runs: FamilyRuns): string {
         'violations',
         'handoff µs',
         'section µs',
-        'Redis commands per section',
+        'script calls per section',
       ],
       [['fair: true', f.fair, f.toPlain] as const, ['plain lock', f.plain, 1] as const].map(
         ([name, r, ratio]) => [
@@ -109,7 +109,7 @@ export function familyTables(runs: FamilyRuns): string {
           r.violations,
           fmt(r.handoffUs),
           fmt(r.sectionUs),
-          fmt(r.commandsPerSection, 1),
+          fmt(r.scriptCallsPerSection, 1),
         ],
       ),
     ),

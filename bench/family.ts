@@ -64,8 +64,8 @@ type SemaphoreRun = {
 export interface FamilyRuns {
   config: FamilyConfig;
   readHeavy: Record<'readWrite' | 'plain', ReadHeavyResult[]>;
-  /** With the Redis commands (all clients) per section. */
-  fair: Record<'fair' | 'plain', (FairnessResult & { commandsPerSection: number })[]>;
+  /** With the script calls (acquire attempts and releases, every process) per section. */
+  fair: Record<'fair' | 'plain', (FairnessResult & { scriptCallsPerSection: number })[]>;
   multi: Record<'multi' | 'nested', { sequential: Throughput[]; concurrent: Throughput[] }>;
   opposite: FairnessResult[];
   semaphore: SemaphoreRun[];
@@ -170,11 +170,11 @@ export async function familyScenario(
       }
       for (const job of flip ? (['plain', 'fair'] as const) : (['fair', 'plain'] as const)) {
         progress(`${tag}: ${job} lock, ${PROCESSES} processes × ${FAIR_WORKERS} workers`);
-        const before = await scriptCalls(admin, true);
+        const before = await scriptCalls(admin);
         const { logs, counter } = await onPool(job, FAIR_WORKERS, config.fairMs);
-        const commands = (await scriptCalls(admin, true)) - before;
+        const calls = (await scriptCalls(admin)) - before;
         const merged = mergeLogs(logs, counter);
-        runs.fair[job].push({ ...merged, commandsPerSection: commands / merged.sections });
+        runs.fair[job].push({ ...merged, scriptCallsPerSection: calls / merged.sections });
       }
       for (const variant of flip
         ? (['nested', 'multi'] as const)
@@ -214,9 +214,8 @@ export async function familyScenario(
   return { markdown: familyTables(runs), violations, json: runs };
 }
 
-/** EVALSHA calls so far (INFO commandstats), or with `all` every command (INFO stats). */
-async function scriptCalls(redis: Redis, all = false): Promise<number> {
-  if (all) return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))![1]);
+/** EVALSHA calls so far (INFO commandstats). */
+async function scriptCalls(redis: Redis): Promise<number> {
   return Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
 }
 
