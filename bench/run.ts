@@ -4,7 +4,8 @@
  * Progress goes to stderr, markdown tables to stdout, every repetition to results/latest.json.
  * Exits 1 if any contention run saw an exclusion violation (CI runs --quick for that).
  * The Redis Cluster rows (cluster.ts) run last; `--no-cluster` skips them, `--cluster-only`
- * runs only them.
+ * runs only them. The lock-family rows (family.ts: read-write, fair, multi-lock, semaphore) run
+ * on the same server after scenario 7; `--no-family` skips them, `--family-only` runs only them.
  */
 import 'reflect-metadata';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,11 +17,13 @@ import { nestjsRedisLock, protocolFloor, redisSemaphore, redlock, type Adapter }
 import { clusterScenario } from './cluster';
 import { contend, type ContentionResult } from './contention';
 import { fairnessScenario, fairnessTable } from './fairness-scenario';
+import { familyOnly, familyScenario } from './family';
 import { fmt, median, nowUs, percentile, table } from './stats';
 import { runWorkerProcesses } from './worker-processes';
 
 const quick = process.argv.includes('--quick');
 const clusterRows = !process.argv.includes('--no-cluster');
+const familyRows = !process.argv.includes('--no-family');
 const config = quick
   ? {
       reps: 2,
@@ -153,6 +156,7 @@ async function main() {
     process.stdout.write(`${result.markdown}\nExclusion violations: ${result.violations}.\n`);
     process.exit(result.violations > 0 ? 1 : 0);
   }
+  if (process.argv.includes('--family-only')) return familyOnly(quick, freshKey, progress);
   const server = await spawnRedisServer({ args: NO_PERSISTENCE });
   const newClient = () => new Redis(server.url);
   const admin = newClient();
@@ -382,6 +386,12 @@ async function main() {
   );
   violations += scenarioFair.reduce((sum, row) => sum + row.violations, 0);
 
+  // Scenario 9: the lock family (family.ts), on this server.
+  const scenarioFamily = familyRows
+    ? await familyScenario(quick, server, admin, freshKey, progress)
+    : undefined;
+  violations += scenarioFamily?.violations ?? 0;
+
   await lib.run.close();
   await fenced.run.close();
   for (const client of [rawClient, floorClient, semaphoreClient, redlockClient, stateClient, admin])
@@ -522,8 +532,9 @@ async function main() {
     '',
   );
   if (scenarioCluster) out.push(scenarioCluster.markdown);
+  if (scenarioFamily) out.push(scenarioFamily.markdown);
   out.push(
-    `Exclusion violations in scenarios 3, 7 and 8: ${violations}. Total time ${fmt((Date.now() - started) / 1000)} s.`,
+    `Exclusion violations in scenarios 3, 7, 8 and 9: ${violations}. Total time ${fmt((Date.now() - started) / 1000)} s.`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
 
@@ -531,7 +542,7 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
     join(resultsDir, quick ? 'latest-quick.json' : 'latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), quick, machine, versions, config, scenario1: { summary: scenario1, reps: Object.fromEntries(seqRuns) }, scenario2: { summary: scenario2, reps: Object.fromEntries(concRuns) }, scenario3, scenario4, scenario5, scenario6, scenarioFair, scenarioCluster: scenarioCluster?.json, violations }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick, machine, versions, config, scenario1: { summary: scenario1, reps: Object.fromEntries(seqRuns) }, scenario2: { summary: scenario2, reps: Object.fromEntries(concRuns) }, scenario3, scenario4, scenario5, scenario6, scenarioFair, scenarioCluster: scenarioCluster?.json, scenarioFamily: scenarioFamily?.json, violations }, null, 2)}\n`,
   );
   if (violations > 0) {
     progress(`FAILED: ${violations} exclusion violations`);
