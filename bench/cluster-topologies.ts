@@ -62,8 +62,11 @@ export async function heldLocks(
   const memoryAfter = await sumOf(topology, 'memory', 'used_memory');
   await topology.resetStats();
   const [inBefore, outBefore] = await netBytes(topology);
+  const cpuBefore = await redisCpu(topology);
   await sleep(period * config.periods + period / 4);
+  const cpu = (await redisCpu(topology)) - cpuBefore;
   const [inAfter, outAfter] = await netBytes(topology);
+  const scripts = await scriptTime(topology);
   const calls = await Promise.all(topology.masters.map((port) => topology.scriptCalls(port)));
   const stillHeld = handles.filter((handle) => !handle.signal.aborted).length;
   await Promise.all(handles.map((handle) => handle.release().catch(() => undefined)));
@@ -75,6 +78,9 @@ export async function heldLocks(
     memoryPerLock: (memoryAfter - memoryBefore) / config.held,
     renewalBytesInPerLock: perLockPeriod(inAfter - inBefore),
     renewalBytesOutPerLock: perLockPeriod(outAfter - outBefore),
+    /** Redis CPU (whole window, user + sys) and time inside the scripts, µs per lock renewal. */
+    renewalCpuUsPerLock: perLockPeriod(cpu * 1e6),
+    renewalScriptUsPerLock: perLockPeriod(scripts.usec),
   };
 }
 

@@ -77,6 +77,9 @@ export interface ClusterBenchResult {
     /** Bytes to / from the masters per held lock per renewal period. */
     renewalBytesInPerLock: number;
     renewalBytesOutPerLock: number;
+    /** Redis CPU, and time inside the renewal scripts, per held lock per period, µs. */
+    renewalCpuUsPerLock: number;
+    renewalScriptUsPerLock: number;
   }[];
   violations: number;
   markdown: string;
@@ -194,6 +197,8 @@ export async function clusterBench(
         memoryPerLock: held[i].memoryPerLock,
         renewalBytesInPerLock: held[i].renewalBytesInPerLock,
         renewalBytesOutPerLock: held[i].renewalBytesOutPerLock,
+        renewalCpuUsPerLock: held[i].renewalCpuUsPerLock,
+        renewalScriptUsPerLock: held[i].renewalScriptUsPerLock,
       };
     });
     const violations = rows.reduce((sum, row) => sum + row.violations, 0);
@@ -248,7 +253,8 @@ function markdown(rows: ClusterBenchResult['rows'], config: ClusterBenchConfig):
         'inside one script call, µs',
         'cycles/s one master serves at 100 % CPU',
         'memory per held lock, B',
-        `renewal bytes per held lock per period, to / from Redis`,
+        'renewal bytes per held lock per period, to / from Redis',
+        'renewal Redis CPU per held lock per period, µs (inside the script)',
       ],
       rows.map((r) => [
         r.topology,
@@ -257,6 +263,7 @@ function markdown(rows: ClusterBenchResult['rows'], config: ClusterBenchConfig):
         fmt(1e6 / r.cpuUsPerCycle),
         fmt(r.memoryPerLock),
         `${fmt(r.renewalBytesInPerLock, 1)} / ${fmt(r.renewalBytesOutPerLock, 1)}`,
+        `${fmt(r.renewalCpuUsPerLock, 2)} (${fmt(r.renewalScriptUsPerLock, 2)})`,
       ]),
     ),
     '',
