@@ -1,4 +1,5 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
+import type { Command } from 'ioredis';
 import type { LockService } from '../../lib';
 import { keySlot } from '../../lib/engine/redis/key-slot';
 import { sleep, until } from '../support/lock-app';
@@ -156,5 +157,40 @@ describe('the lock family on a Redis Cluster', () => {
     expect(await locks.tryAcquire('doc', { mode: 'read' })).toBeNull();
     await write.release();
     await until(async () => !(await locks.isLocked('doc')));
+  });
+
+  it('runs every kind on a cluster with the KEYS of each script call in one slot', async () => {
+    const client = suite.cluster.client();
+    const calls: string[][] = [];
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (command: Command, ...rest) => {
+      if (command.name === 'evalsha' || command.name === 'eval') {
+        const args = command.args.map(String);
+        calls.push(args.slice(2, 2 + Number(args[1])));
+      }
+      return send(command, ...rest);
+    };
+    const { app, locks, prefix } = await clusterApp(suite.cluster, { client, leaseTime: 30_000 });
+    closers.push(() => app.close());
+    const fenced = await locks.acquire('fenced', { fencing: true });
+    expect(fenced.fencingToken).toBeDefined();
+    await fenced.release();
+    const fair = await locks.acquire('fair', { fair: true });
+    const queued = locks.acquire('fair', { fair: true, waitTime: 5_000 });
+    await sleep(50);
+    await fair.release();
+    await (await queued).release();
+    for (const mode of ['read', 'write'] as const) {
+      await (await locks.acquire('rw', { mode })).release();
+    }
+    const permit = await locks.semaphore('permits', { permits: 2 }).acquire();
+    await permit.release();
+    const group = await locks.acquire(spreadKeys(prefix, 3));
+    await group.release();
+    expect(await locks.forceUnlock('fenced')).toBe(false);
+    expect(calls.length).toBeGreaterThan(10);
+    // renew-node.lua alone declares no key (locks of many slots in ARGV); none ran here.
+    const crossSlot = calls.filter((keys) => new Set(keys.map(keySlot)).size !== 1);
+    expect(crossSlot).toEqual([]);
   });
 });
