@@ -2,6 +2,7 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { Command } from 'ioredis';
 import type { LockService } from '../../lib';
 import { keySlot } from '../../lib/engine/redis/key-slot';
+import { permitsName } from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
 import { suiteCluster } from '../support/redis-cluster';
 import { clusterApp } from './cluster-kit';
@@ -99,6 +100,36 @@ describe('the lock family on a Redis Cluster', () => {
     for (const key of keys) expect(await locks.isLocked(key)).toBe(true);
     await permit.release();
     await group.release();
+  });
+
+  it('renews permits of many semaphores with one call per master per period, not one per slot', async () => {
+    const { app, locks, prefix } = await clusterApp(suite.cluster, { leaseTime: 600 });
+    closers.push(() => app.close());
+    const names = spreadKeys(prefix, 30);
+    const masters = await suite.cluster.masters();
+    const permits = await Promise.all(
+      names.map((name) => locks.semaphore(name, { permits: 1 }).acquire()),
+    );
+    const scriptCalls = async () => {
+      let calls = 0;
+      for (const port of masters) {
+        const stats = await suite.cluster.commandstats(port);
+        calls += (stats.evalsha ?? 0) + (stats.eval ?? 0);
+      }
+      return calls;
+    };
+    await sleep(250); // the first round loads the script on each master's connection
+    await suite.cluster.resetStats();
+    await sleep(1_000); // five periods of 200 ms
+    const calls = await scriptCalls();
+    expect(calls).toBeGreaterThanOrEqual(masters.length * 3);
+    expect(calls).toBeLessThanOrEqual(masters.length * 7); // 30 permits: 150 calls one per slot
+    expect(permits.filter((permit) => permit.signal.aborted)).toEqual([]);
+    // A permit gone from its zset is reported lost by the next round; the others stay held.
+    await suite.cluster.client().del(permitsName(`${prefix}${names[0]}`));
+    await until(() => permits[0].signal.aborted, 2_000);
+    expect(permits.slice(1).filter((permit) => permit.signal.aborted)).toEqual([]);
+    await Promise.all(permits.slice(1).map((permit) => permit.release()));
   });
 
   it('completes opposite orders across slots with no exclusion violation', async () => {
