@@ -4,7 +4,7 @@ import { LockService, Locked } from '../../lib';
 import { channelName } from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
 import { suiteCluster } from '../support/redis-cluster';
-import { clusterApp, WorkerProcess } from './cluster-kit';
+import { clusterApp, removeWorkerBuild, WorkerProcess } from './cluster-kit';
 
 @Injectable()
 class Ledger {
@@ -31,6 +31,7 @@ describe('locks on a Redis Cluster', () => {
   const workers: WorkerProcess[] = [];
   afterAll(async () => {
     workers.forEach((worker) => worker.kill());
+    removeWorkerBuild();
     await Promise.all(closers.map((close) => close()));
   });
   async function app(options = {}, metadata = {}) {
