@@ -21,6 +21,8 @@ export interface Topology {
   dataClient(): Redis | Cluster;
   /** INFO commandstats `calls` of EVAL + EVALSHA on one master. */
   scriptCalls(port: number): Promise<number>;
+  /** One INFO section of one master. */
+  info(port: number, section: string): Promise<string>;
   resetStats(): Promise<void>;
 }
 
@@ -39,12 +41,13 @@ export async function lockService(
   };
 }
 
-/** (c): `held` locks with the watchdog on; script calls per renewal period on each master. */
+/** (c): `held` locks with the watchdog on; script calls, bytes and memory on each master. */
 export async function heldLocks(
   topology: Topology,
   config: { held: number; lease: number; periods: number },
 ) {
   const { locks, adapter } = await lockService(topology.source, { leaseTime: config.lease });
+  const memoryBefore = await sumOf(topology, 'memory', 'used_memory');
   const handles = [];
   for (let i = 0; i < config.held; i += 500) {
     const batch = Array.from({ length: Math.min(500, config.held - i) }, (_, j) =>
@@ -56,13 +59,49 @@ export async function heldLocks(
   // Count whole rounds: start right after one (the first also loads the script on each
   // connection), read half a period after the last one counted.
   await afterRenewalRound(topology, period);
+  const memoryAfter = await sumOf(topology, 'memory', 'used_memory');
   await topology.resetStats();
+  const [inBefore, outBefore] = await netBytes(topology);
+  const cpuBefore = await redisCpu(topology);
   await sleep(period * config.periods + period / 4);
+  const cpu = (await redisCpu(topology)) - cpuBefore;
+  const [inAfter, outAfter] = await netBytes(topology);
+  const scripts = await scriptTime(topology);
   const calls = await Promise.all(topology.masters.map((port) => topology.scriptCalls(port)));
   const stillHeld = handles.filter((handle) => !handle.signal.aborted).length;
   await Promise.all(handles.map((handle) => handle.release().catch(() => undefined)));
   await adapter.close();
-  return { stillHeld, callsPerPeriodPerMaster: calls.map((n) => n / config.periods) };
+  const perLockPeriod = (bytes: number) => bytes / config.held / config.periods;
+  return {
+    stillHeld,
+    callsPerPeriodPerMaster: calls.map((n) => n / config.periods),
+    memoryPerLock: (memoryAfter - memoryBefore) / config.held,
+    renewalBytesInPerLock: perLockPeriod(inAfter - inBefore),
+    renewalBytesOutPerLock: perLockPeriod(outAfter - outBefore),
+    /** Redis CPU (whole window, user + sys) and time inside the scripts, µs per lock renewal. */
+    renewalCpuUsPerLock: perLockPeriod(cpu * 1e6),
+    renewalScriptUsPerLock: perLockPeriod(scripts.usec),
+  };
+}
+
+/** The sum over the masters of one numeric INFO field. */
+export async function sumOf(topology: Topology, section: string, field: string): Promise<number> {
+  const values = await Promise.all(
+    topology.masters.map(async (port) => infoField(await topology.info(port, section), field)),
+  );
+  return values.reduce((a, b) => a + b, 0);
+}
+
+/** Bytes the masters received and sent (INFO stats), summed. */
+async function netBytes(topology: Topology): Promise<[number, number]> {
+  return [
+    await sumOf(topology, 'stats', 'total_net_input_bytes'),
+    await sumOf(topology, 'stats', 'total_net_output_bytes'),
+  ];
+}
+
+function infoField(info: string, field: string): number {
+  return Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
 }
 
 /**
@@ -92,6 +131,7 @@ export function singleNode(server: { url: string; port: number }, admin: Redis):
     source: { redis: server.url },
     dataClient: () => new Redis(server.url),
     scriptCalls: async () => scriptCallsIn(await admin.info('commandstats')),
+    info: (_port, section) => admin.info(section),
     resetStats: async () => void (await admin.config('RESETSTAT')),
   };
 }
@@ -104,8 +144,30 @@ export function clusterTopology(cluster: TestCluster, masters: number[]): Topolo
     source: { cluster: { nodes } },
     dataClient: () => cluster.client(),
     scriptCalls: async (port) => scriptCallsIn(await cluster.admin.get(port).info('commandstats')),
+    info: (port, section) => cluster.admin.get(port).info(section),
     resetStats: () => cluster.resetStats(),
   };
+}
+
+/** Redis CPU seconds (user + sys) of the masters, summed. */
+export async function redisCpu(topology: Topology): Promise<number> {
+  return (
+    (await sumOf(topology, 'cpu', 'used_cpu_user')) + (await sumOf(topology, 'cpu', 'used_cpu_sys'))
+  );
+}
+
+/** Script calls and the µs Redis spent running them (INFO commandstats), over the masters. */
+export async function scriptTime(topology: Topology): Promise<{ calls: number; usec: number }> {
+  let [calls, usec] = [0, 0];
+  for (const port of topology.masters) {
+    const stats = await topology.info(port, 'commandstats');
+    for (const name of ['eval', 'evalsha']) {
+      const match = new RegExp(`cmdstat_${name}:calls=(\\d+),usec=(\\d+)`).exec(stats);
+      calls += Number(match?.[1] ?? 0);
+      usec += Number(match?.[2] ?? 0);
+    }
+  }
+  return { calls, usec };
 }
 
 function scriptCallsIn(commandstats: string): number {

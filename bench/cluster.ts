@@ -9,7 +9,15 @@ import { Redis } from 'ioredis';
 import { startCluster } from '../test/support/redis-cluster';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import type { Adapter } from './adapters';
-import { clusterTopology, heldLocks, lockService, singleNode } from './cluster-topologies';
+import {
+  clusterTopology,
+  heldLocks,
+  lockService,
+  redisCpu,
+  scriptTime,
+  singleNode,
+  type Topology,
+} from './cluster-topologies';
 import { contend } from './contention';
 import { fmt, median, nowUs, percentile, table } from './stats';
 
@@ -60,6 +68,18 @@ export interface ClusterBenchResult {
     stillHeld: number;
     callsPerPeriodPerMaster: number[];
     callsPerPeriod: number;
+    /** Redis CPU (user + sys, all masters) per run() cycle, µs; median of rounds. */
+    cpuUsPerCycle: number;
+    /** µs Redis spent inside one script call (commandstats); median of rounds. */
+    scriptUsPerCall: number;
+    /** used_memory growth per held lock, bytes. */
+    memoryPerLock: number;
+    /** Bytes to / from the masters per held lock per renewal period. */
+    renewalBytesInPerLock: number;
+    renewalBytesOutPerLock: number;
+    /** Redis CPU, and time inside the renewal scripts, per held lock per period, µs. */
+    renewalCpuUsPerLock: number;
+    renewalScriptUsPerLock: number;
   }[];
   violations: number;
   markdown: string;
@@ -85,6 +105,20 @@ async function concurrentCycles(adapter: Adapter, cycles: number, workers: numbe
     cyclesPerSec: cycles / ((nowUs() - started) / 1e6),
     p50Us: percentile(latencies, 50),
     p99Us: percentile(latencies, 99),
+  };
+}
+
+/** (a) with the Redis CPU it cost (all masters) and the time spent inside the scripts. */
+async function measuredCycles(topology: Topology, adapter: Adapter, config: ClusterBenchConfig) {
+  await topology.resetStats();
+  const cpuBefore = await redisCpu(topology);
+  const run = await concurrentCycles(adapter, config.cycles, config.workers);
+  const cpu = (await redisCpu(topology)) - cpuBefore;
+  const scripts = await scriptTime(topology);
+  return {
+    ...run,
+    cpuUsPerCycle: (cpu * 1e6) / config.cycles,
+    scriptUsPerCall: scripts.usec / scripts.calls,
   };
 }
 
@@ -114,7 +148,7 @@ export async function clusterBench(
     ];
     const services = await Promise.all(topologies.map((t) => lockService(t.source)));
     const data = topologies.map((t) => t.dataClient());
-    const throughput = topologies.map(() => [] as Awaited<ReturnType<typeof concurrentCycles>>[]);
+    const throughput = topologies.map(() => [] as Awaited<ReturnType<typeof measuredCycles>>[]);
     const contention = topologies.map(() => [] as Awaited<ReturnType<typeof contend>>[]);
     const counters: number[][] = topologies.map(() => []);
     for (const { adapter } of services)
@@ -123,9 +157,7 @@ export async function clusterBench(
       for (let k = 0; k < topologies.length; k++) {
         const i = (k + rep) % topologies.length;
         progress(`cluster rep ${rep + 1}/${config.reps}: ${topologies[i].name}`);
-        throughput[i].push(
-          await concurrentCycles(services[i].adapter, config.cycles, config.workers),
-        );
+        throughput[i].push(await measuredCycles(topologies[i], services[i].adapter, config));
         const keys = { lock: freshKey('contended'), state: freshKey('state') };
         const ids = Array.from({ length: 8 }, (_, w) => `w${w}`);
         const client = data[i] as Redis; // contend() uses single-key commands only
@@ -160,6 +192,13 @@ export async function clusterBench(
         stillHeld: held[i].stillHeld,
         callsPerPeriodPerMaster: perMaster,
         callsPerPeriod: perMaster.reduce((a, b) => a + b, 0),
+        cpuUsPerCycle: median(throughput[i].map((r) => r.cpuUsPerCycle)),
+        scriptUsPerCall: median(throughput[i].map((r) => r.scriptUsPerCall)),
+        memoryPerLock: held[i].memoryPerLock,
+        renewalBytesInPerLock: held[i].renewalBytesInPerLock,
+        renewalBytesOutPerLock: held[i].renewalBytesOutPerLock,
+        renewalCpuUsPerLock: held[i].renewalCpuUsPerLock,
+        renewalScriptUsPerLock: held[i].renewalScriptUsPerLock,
       };
     });
     const violations = rows.reduce((sum, row) => sum + row.violations, 0);
@@ -204,6 +243,27 @@ function markdown(rows: ClusterBenchResult['rows'], config: ClusterBenchConfig):
         r.callsPerPeriodPerMaster.map((n) => fmt(n, 1)).join(' / '),
         fmt(r.callsPerPeriod, 1),
         fmt(config.held / r.callsPerPeriod),
+      ]),
+    ),
+    '',
+    table(
+      [
+        'topology',
+        'Redis CPU per run() cycle (acquire + release), µs',
+        'inside one script call, µs',
+        'cycles/s one master serves at 100 % CPU',
+        'memory per held lock, B',
+        'renewal bytes per held lock per period, to / from Redis',
+        'renewal Redis CPU per held lock per period, µs (inside the script)',
+      ],
+      rows.map((r) => [
+        r.topology,
+        fmt(r.cpuUsPerCycle, 1),
+        fmt(r.scriptUsPerCall, 1),
+        fmt(1e6 / r.cpuUsPerCycle),
+        fmt(r.memoryPerLock),
+        `${fmt(r.renewalBytesInPerLock, 1)} / ${fmt(r.renewalBytesOutPerLock, 1)}`,
+        `${fmt(r.renewalCpuUsPerLock, 2)} (${fmt(r.renewalScriptUsPerLock, 2)})`,
       ]),
     ),
     '',

@@ -1,6 +1,8 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
+import type { Command } from 'ioredis';
 import type { LockService } from '../../lib';
 import { keySlot } from '../../lib/engine/redis/key-slot';
+import { permitsName } from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
 import { suiteCluster } from '../support/redis-cluster';
 import { clusterApp } from './cluster-kit';
@@ -100,6 +102,36 @@ describe('the lock family on a Redis Cluster', () => {
     await group.release();
   });
 
+  it('renews permits of many semaphores with one call per master per period, not one per slot', async () => {
+    const { app, locks, prefix } = await clusterApp(suite.cluster, { leaseTime: 600 });
+    closers.push(() => app.close());
+    const names = spreadKeys(prefix, 30);
+    const masters = await suite.cluster.masters();
+    const permits = await Promise.all(
+      names.map((name) => locks.semaphore(name, { permits: 1 }).acquire()),
+    );
+    const scriptCalls = async () => {
+      let calls = 0;
+      for (const port of masters) {
+        const stats = await suite.cluster.commandstats(port);
+        calls += (stats.evalsha ?? 0) + (stats.eval ?? 0);
+      }
+      return calls;
+    };
+    await sleep(250); // the first round loads the script on each master's connection
+    await suite.cluster.resetStats();
+    await sleep(1_000); // five periods of 200 ms
+    const calls = await scriptCalls();
+    expect(calls).toBeGreaterThanOrEqual(masters.length * 3);
+    expect(calls).toBeLessThanOrEqual(masters.length * 7); // 30 permits: 150 calls one per slot
+    expect(permits.filter((permit) => permit.signal.aborted)).toEqual([]);
+    // A permit gone from its zset is reported lost by the next round; the others stay held.
+    await suite.cluster.client().del(permitsName(`${prefix}${names[0]}`));
+    await until(() => permits[0].signal.aborted, 2_000);
+    expect(permits.slice(1).filter((permit) => permit.signal.aborted)).toEqual([]);
+    await Promise.all(permits.slice(1).map((permit) => permit.release()));
+  });
+
   it('completes opposite orders across slots with no exclusion violation', async () => {
     const [locks, other, prefix] = await apps();
     const keys = spreadKeys(prefix, 3);
@@ -156,5 +188,40 @@ describe('the lock family on a Redis Cluster', () => {
     expect(await locks.tryAcquire('doc', { mode: 'read' })).toBeNull();
     await write.release();
     await until(async () => !(await locks.isLocked('doc')));
+  });
+
+  it('runs every kind on a cluster with the KEYS of each script call in one slot', async () => {
+    const client = suite.cluster.client();
+    const calls: string[][] = [];
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (command: Command, ...rest) => {
+      if (command.name === 'evalsha' || command.name === 'eval') {
+        const args = command.args.map(String);
+        calls.push(args.slice(2, 2 + Number(args[1])));
+      }
+      return send(command, ...rest);
+    };
+    const { app, locks, prefix } = await clusterApp(suite.cluster, { client, leaseTime: 30_000 });
+    closers.push(() => app.close());
+    const fenced = await locks.acquire('fenced', { fencing: true });
+    expect(fenced.fencingToken).toBeDefined();
+    await fenced.release();
+    const fair = await locks.acquire('fair', { fair: true });
+    const queued = locks.acquire('fair', { fair: true, waitTime: 5_000 });
+    await sleep(50);
+    await fair.release();
+    await (await queued).release();
+    for (const mode of ['read', 'write'] as const) {
+      await (await locks.acquire('rw', { mode })).release();
+    }
+    const permit = await locks.semaphore('permits', { permits: 2 }).acquire();
+    await permit.release();
+    const group = await locks.acquire(spreadKeys(prefix, 3));
+    await group.release();
+    expect(await locks.forceUnlock('fenced')).toBe(false);
+    expect(calls.length).toBeGreaterThan(10);
+    // renew-node.lua alone declares no key (locks of many slots in ARGV); none ran here.
+    const crossSlot = calls.filter((keys) => new Set(keys.map(keySlot)).size !== 1);
+    expect(crossSlot).toEqual([]);
   });
 });

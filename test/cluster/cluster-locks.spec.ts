@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LockService, Locked } from '../../lib';
 import { channelName } from '../../lib/engine/redis/redis-names';
-import { until } from '../support/lock-app';
+import { sleep, until } from '../support/lock-app';
 import { suiteCluster } from '../support/redis-cluster';
-import { clusterApp, WorkerProcess } from './cluster-kit';
+import { clusterApp, removeWorkerBuild, WorkerProcess } from './cluster-kit';
 
 @Injectable()
 class Ledger {
@@ -31,6 +31,7 @@ describe('locks on a Redis Cluster', () => {
   const workers: WorkerProcess[] = [];
   afterAll(async () => {
     workers.forEach((worker) => worker.kill());
+    removeWorkerBuild();
     await Promise.all(closers.map((close) => close()));
   });
   async function app(options = {}, metadata = {}) {
@@ -137,9 +138,11 @@ describe('locks on a Redis Cluster', () => {
       for (const [port, calls] of expected) if ((await scriptCalls(port)) < calls) return false;
       return true;
     };
-    // The first round may meet NOSCRIPT on a node connection; count the second one.
+    // The first round may meet NOSCRIPT on a node connection (EVALSHA, then EVAL); count the
+    // second one, resetting only once the first round's retries have landed (200 ms on).
     await suite.cluster.resetStats(); // the first round is a second away
     await until(renewed, 10_000);
+    await sleep(200);
     await suite.cluster.resetStats();
     await until(renewed, 10_000);
     for (const [port, calls] of expected) expect(await scriptCalls(port)).toBe(calls);
@@ -147,20 +150,66 @@ describe('locks on a Redis Cluster', () => {
     await Promise.all(handles.map((handle) => handle.release()));
   });
 
-  it('keeps a lock held and renewed while its slot migrates to another master', async () => {
+  it('keeps locks held and renewed, and a waiter parked, through a slot migration (ASK, then MOVED)', async () => {
     const { locks, prefix } = await app({ leaseTime: 900 });
-    const lock = await locks.acquire('migrating');
-    const name = `${prefix}migrating`;
-    const from = await suite.cluster.masterForKey(name);
+    const { locks: other } = await app({ keyPrefix: prefix, leaseTime: 30_000 });
+    // One slot: the keys migrate together. Six locks renewed every 300 ms, one with a long lease.
+    const renewedKeys = Array.from({ length: 6 }, (_, i) => `{mig}r${i}`);
+    const [renewed, long] = [renewedKeys[0], '{mig}long'];
+    const renewedLocks = await Promise.all(renewedKeys.map((key) => locks.acquire(key)));
+    const held = await locks.acquire(long, { leaseTime: 30_000 });
+    const from = await suite.cluster.masterForKey(`${prefix}${renewed}`);
     const to = (await suite.cluster.masters()).find((port) => port !== from)!;
-    const slot = Number(await suite.cluster.nodeClient(from).call('CLUSTER', 'KEYSLOT', name));
-    await suite.cluster.migrateSlot(slot, to);
+    const [source, target] = [from, to].map((port) => suite.cluster.nodeClient(port));
+    const channel = channelName(`${prefix}${long}`);
+    const shardSubscribers = async (port: number) =>
+      Number(
+        (
+          (await suite.cluster.nodeClient(port).call('PUBSUB', 'SHARDNUMSUB', channel)) as [
+            string,
+            number,
+          ]
+        )[1],
+      );
+    let waited = false;
+    const parked = other.acquire(long, { waitTime: 30_000 }).then((handle) => {
+      waited = true;
+      return handle;
+    });
+    await until(async () => (await shardSubscribers(from)) === 1, 10_000);
+    // Step by step: the keys move first, the slot stays MIGRATING, so the source answers ASK.
+    const slot = String(await source.call('CLUSTER', 'KEYSLOT', `${prefix}${renewed}`));
+    const ids = await Promise.all([source, target].map((node) => node.call('CLUSTER', 'MYID')));
+    await target.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', String(ids[0]));
+    await source.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', String(ids[1]));
+    const keys = (await source.call('CLUSTER', 'GETKEYSINSLOT', slot, '100')) as string[];
+    expect(keys).toHaveLength(renewedKeys.length + 1);
+    await source.call('MIGRATE', '127.0.0.1', String(to), '', '0', '5000', 'KEYS', ...keys);
     await suite.cluster.resetStats();
-    await until(async () => (await scriptCalls(to)) >= 2, 5_000); // renewed twice on the new master
-    expect(await suite.cluster.masterForKey(name)).toBe(to);
-    expect(lock.signal.aborted).toBe(false);
-    expect(await locks.remainingTtl('migrating')).toBeGreaterThan(0);
-    await lock.release();
-    expect(await locks.isLocked('migrating')).toBe(false);
-  });
+    await sleep(1_200); // more than one lease, renewed only through ASK to the target
+    const calls = await scriptCalls(to);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(calls).toBeLessThan(renewedKeys.length * 2); // batched per slot, not one call per lock
+    expect(renewedLocks.filter((lock) => lock.signal.aborted)).toEqual([]);
+    expect(await locks.remainingTtl(renewed)).toBeGreaterThan(0); // read through ASK as well
+    // The slot is handed over: MOVED from now on.
+    for (const port of await suite.cluster.masters())
+      await suite.cluster.nodeClient(port).call('CLUSTER', 'SETSLOT', slot, 'NODE', String(ids[1]));
+    await until(async () => (await suite.cluster.masterForKey(`${prefix}${renewed}`)) === to);
+    await suite.cluster.resetStats();
+    await until(async () => (await scriptCalls(to)) >= 2, 5_000); // renewed on the new master
+    expect(renewedLocks.filter((lock) => lock.signal.aborted)).toEqual([]);
+    expect(held.signal.aborted).toBe(false);
+    expect(await locks.remainingTtl(renewed)).toBeGreaterThan(0);
+    await Promise.all(renewedLocks.map((lock) => lock.release()));
+    expect(await locks.isLocked(renewed)).toBe(false);
+    // The parked waiter's channel follows its slot to the new master; the release notice wakes it.
+    await until(async () => (await shardSubscribers(to)) === 1, 10_000);
+    expect(await shardSubscribers(from)).toBe(0);
+    expect(waited).toBe(false);
+    const released = Date.now();
+    await held.release();
+    await (await parked).release();
+    expect(Date.now() - released).toBeLessThan(5_000); // the holder's lease was 30 s
+  }, 40_000);
 });

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Test } from '@nestjs/testing';
-import { LockRedisError, LockService, RedisLockModule, type LockHandle } from '../../lib';
+import {
+  LockLostError,
+  LockRedisError,
+  LockService,
+  RedisLockModule,
+  type LockHandle,
+} from '../../lib';
 import { sleep } from '../support/lock-app';
 import { startCluster, type TestCluster } from '../support/redis-cluster';
 import { startSentinel, type TestSentinel } from '../support/redis-sentinel';
@@ -44,12 +50,15 @@ describe('locks through failovers', () => {
     closers.push(() => started.app.close());
     return started;
   }
-  /** A key (under `prefix`) whose slot lives on the master on `port`. */
-  async function keyOn(port: number, prefix: string): Promise<string> {
-    for (let i = 0; ; i++) {
-      if ((await cluster.masterForKey(`${prefix}k${i}`)) === port) return `k${i}`;
+  /** `count` keys (under `prefix`) whose slots live on the master on `port`. */
+  async function keysOn(port: number, prefix: string, count: number): Promise<string[]> {
+    const keys: string[] = [];
+    for (let i = 0; keys.length < count; i++) {
+      if ((await cluster.masterForKey(`${prefix}k${i}`)) === port) keys.push(`k${i}`);
     }
+    return keys;
   }
+  const keyOn = async (port: number, prefix: string) => (await keysOn(port, prefix, 1))[0];
 
   it('with syncReplicas: 1 and the replica not applying writes, an acquire is refused, not silently granted', async () => {
     const { locks, prefix } = await app({ syncTimeout: 200 });
@@ -90,23 +99,40 @@ describe('locks through failovers', () => {
     expect(await locks.isLocked(key)).toBe(false);
   }, 30_000);
 
-  it('a lock lost with its master (SIGKILL, replica behind) aborts its holder within one lease', async () => {
+  it('a lock lost with its master (SIGKILL, replica behind) aborts its holder within one lease, once, with the onLockLost policy', async () => {
     const lease = 1_500;
     const { locks, prefix } = await app({ leaseTime: lease });
     const master = (await cluster.masters())[1];
-    const key = await keyOn(master, prefix);
+    const [key, inRun] = await keysOn(master, prefix, 2);
     const replica = await cluster.replicaOf(master);
     await cluster.pauseWrites(replica, 20_000);
     const lock = await locks.acquire(key);
+    const told: LockLostError[] = [];
+    let [inside, ranOn] = [false, false];
+    const ran = locks.run(
+      inRun,
+      async (held) => {
+        inside = true;
+        await aborted(held, 30_000);
+        ranOn = true;
+        return 'done';
+      },
+      { onLockLost: (error) => told.push(error) },
+    );
     const report = aborted(lock, 20_000);
+    while (!inside) await sleep(10);
     await cluster.kill(master);
     await cluster.waitForPromotion(replica);
     await cluster.unpause(replica);
     const promoted = Date.now();
     await report;
     expect(Date.now() - promoted).toBeLessThan(lease); // reported at the latest one lease on
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     expect(await cluster.nodeClient(replica).exists(`${prefix}${key}`)).toBe(0);
     await expect(lock.release()).rejects.toThrow(/lost|expired/);
+    await expect(ran).resolves.toBe('done'); // the callback policy: told, not thrown
+    expect(ranOn).toBe(true);
+    expect(told.map((error) => error.key)).toEqual([inRun]);
   }, 30_000);
 
   it('SIGKILL of the master holding a lock: the lock survives on the promoted replica, or its holder is told within one lease', async () => {

@@ -27,7 +27,8 @@ interface Entry {
  * in ARGV: declared keys of different slots are refused with CROSSSLOT), one round trip and
  * ceil(entries / RENEW_CALL_SIZE) calls per master; an entry the node cannot serve (its slot
  * moved or is migrating) is renewed once more through the Cluster client, which follows MOVED
- * and ASK. Permits on a Cluster are renewed per slot.
+ * and ASK, RENEW_CALL_SIZE per call per slot. Permits go the same way (renew-node.lua knows
+ * them; semaphore-renew.lua through the Cluster client).
  *
  * Resolves one result per hold: true (every entry still held), false (one lost), or the Error
  * of a call that got no answer (neither confirmed nor lost).
@@ -50,12 +51,7 @@ export async function renewHolds(
     for (const entry of entriesOf(hold, index)) (entry.kind === 'p' ? permits : locks).push(entry);
   });
   const calls: Promise<void>[] = client.isCluster
-    ? [
-        renewOnMasters(client as Cluster, locks, leaseTime, note),
-        ...bySlot(permits).flatMap((group) =>
-          chunks(group).map((chunk) => renewPermits(client, chunk, leaseTime, note)),
-        ),
-      ]
+    ? [renewOnMasters(client as Cluster, [...locks, ...permits], leaseTime, note)]
     : [
         ...chunks(locks).map((chunk) => renewLocks(client, chunk, leaseTime, note)),
         ...chunks(permits).map((chunk) => renewPermits(client, chunk, leaseTime, note)),
@@ -127,7 +123,7 @@ function renewPermits(
 /**
  * On a Cluster: lock entries grouped by the master that serves their slot, each master's
  * chunks written back to back (renew-node.lua); entries a master could not serve are renewed
- * one by one through the Cluster client afterwards.
+ * through the Cluster client afterwards, in batches of one slot.
  */
 async function renewOnMasters(
   cluster: Cluster,
@@ -164,8 +160,19 @@ async function renewOnMasters(
     }
   }
   await Promise.all(calls);
-  await Promise.all(elsewhere.map((entry) => renewLocks(cluster, [entry], leaseTime, note)));
+  // Through the Cluster client (KEYS of one slot, so it follows MOVED and ASK), per slot.
+  await Promise.all(
+    bySlot(elsewhere).flatMap((group) => {
+      const [permits, locks] = [group.filter(isPermit), group.filter((e) => !isPermit(e))];
+      return [
+        ...chunks(locks).map((chunk) => renewLocks(cluster, chunk, leaseTime, note)),
+        ...chunks(permits).map((chunk) => renewPermits(cluster, chunk, leaseTime, note)),
+      ];
+    }),
+  );
 }
+
+const isPermit = (entry: Entry) => entry.kind === 'p';
 
 function nodeKey(node: Redis): string {
   return `${node.options.host}:${node.options.port}`;

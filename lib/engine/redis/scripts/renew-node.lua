@@ -1,5 +1,5 @@
 -- Watchdog renewal of lock holds of many cluster slots on one Redis Cluster master, in one call
--- (up to 100 holds per call), for every kind renew-all.lua knows.
+-- (up to 100 holds per call), for every kind renew-all.lua knows and semaphore permits.
 --
 -- KEYS       none: this script is the one exception to "every key is declared in KEYS". Keys
 --            of different slots declared in KEYS are refused with CROSSSLOT (even with the
@@ -9,8 +9,10 @@
 --            lease key (as renew-all.lua), in the slot of its hash.
 -- ARGV[1]    lease in milliseconds
 -- ARGV[2]    the holds' kinds, one character per hold, as renew-all.lua: 'l' exclusive (plain or
---            fair lock, multi-lock member), 'w' read-write lock's write hold, 'r' its read hold
--- then, per hold in order: the lock hash, the owner id, and for 'r' the hold's lease key
+--            fair lock, multi-lock member), 'w' read-write lock's write hold, 'r' its read hold,
+--            'p' a semaphore permit (as semaphore-renew.lua)
+-- then, per hold in order: the lock hash, the owner id, and for 'r' the hold's lease key; for
+-- 'p' the {N}:timeout zset and the permit id
 --
 -- Returns one integer per hold, in order: 1 when the owner still holds it (lease restored, as
 -- renew-all.lua), 0 when its field is gone (the hold is lost), 2 when this node cannot serve the
@@ -20,6 +22,11 @@
 local lease = tonumber(ARGV[1])
 local kinds = ARGV[2]
 local renewed = {}
+local now
+if kinds:find('p', 1, true) then
+  local time = redis.call('time')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 local a = 3
 for j = 1, #kinds do
   local kind = kinds:sub(j, j)
@@ -28,9 +35,21 @@ for j = 1, #kinds do
   if kind == 'w' then
     field = owner .. ':write'
   end
-  local held = redis.pcall('hexists', hash, field)
+  local held
+  if kind == 'p' then
+    -- A permit past its lease is never revived (semaphore-renew.lua).
+    held = redis.pcall('zscore', hash, owner)
+    if type(held) ~= 'table' then
+      held = (held and tonumber(held) > now) and 1 or 0
+    end
+  else
+    held = redis.pcall('hexists', hash, field)
+  end
   if type(held) == 'table' then
     renewed[j] = 2
+  elseif held == 1 and kind == 'p' then
+    redis.call('zadd', hash, now + lease, owner)
+    renewed[j] = 1
   elseif held == 1 then
     if kind == 'l' then
       redis.call('pexpire', hash, lease)
