@@ -18,6 +18,9 @@ import {
 } from '../../tools/redis/redis-process';
 import { AdminPool, pairs, parseInfo, until } from './topology-admin';
 
+/** How long ready() waits for the sentinels to agree on the set, ms. */
+const SENTINELS_READY_TIMEOUT = 45_000;
+
 /** One process of the set. */
 export interface SentinelSetNode {
   host: string;
@@ -94,28 +97,34 @@ export class TestSentinel {
    * linked and none down, and the replica's link to the primary is up.
    */
   async ready(): Promise<void> {
-    await until('sentinels ready', async () => {
-      const views = await Promise.all(
-        this.sentinelPorts.map(async (port) => {
-          const sentinel = this.admin.get(port);
-          const master = pairs(await sentinel.call('SENTINEL', 'MASTER', this.name));
-          const peers = (await sentinel.call('SENTINEL', 'SENTINELS', this.name)) as unknown[];
-          const replicas = (await sentinel.call('SENTINEL', 'REPLICAS', this.name)) as unknown[];
-          const linked = [...peers, ...replicas].every((entry) => {
-            const flags = pairs(entry).flags.split(',');
-            return !flags.some((flag) => ['disconnected', 's_down', 'o_down'].includes(flag));
-          });
-          return (
-            master.flags === 'master' &&
-            master['num-other-sentinels'] === '2' &&
-            master['num-slaves'] === '1' &&
-            linked
-          );
-        }),
-      );
-      const replication = parseInfo(await this.admin.get(this.dataPorts[1]).info('replication'));
-      return views.every(Boolean) && replication.master_link_status === 'up';
-    });
+    // Sentinels find each other by hello messages every 2 s; on a loaded 2-core machine that
+    // took over 20 s once, so the limit is generous (the poll returns as soon as they agree).
+    await until(
+      'sentinels ready',
+      async () => {
+        const views = await Promise.all(
+          this.sentinelPorts.map(async (port) => {
+            const sentinel = this.admin.get(port);
+            const master = pairs(await sentinel.call('SENTINEL', 'MASTER', this.name));
+            const peers = (await sentinel.call('SENTINEL', 'SENTINELS', this.name)) as unknown[];
+            const replicas = (await sentinel.call('SENTINEL', 'REPLICAS', this.name)) as unknown[];
+            const linked = [...peers, ...replicas].every((entry) => {
+              const flags = pairs(entry).flags.split(',');
+              return !flags.some((flag) => ['disconnected', 's_down', 'o_down'].includes(flag));
+            });
+            return (
+              master.flags === 'master' &&
+              master['num-other-sentinels'] === '2' &&
+              master['num-slaves'] === '1' &&
+              linked
+            );
+          }),
+        );
+        const replication = parseInfo(await this.admin.get(this.dataPorts[1]).info('replication'));
+        return views.every(Boolean) && replication.master_link_status === 'up';
+      },
+      SENTINELS_READY_TIMEOUT,
+    );
   }
 
   /** Every process of the set. */
@@ -230,7 +239,7 @@ export function suiteSentinel(): { readonly sentinel: TestSentinel } {
   let sentinel: TestSentinel | undefined;
   beforeAll(async () => {
     sentinel = await startSentinel();
-  }, 30_000);
+  }, SENTINELS_READY_TIMEOUT + 15_000);
   afterAll(async () => {
     await sentinel?.stop();
   });
