@@ -3,7 +3,11 @@ import { LockLostError, LockOptionsError, LockService, Locked } from '../../lib'
 import { lockApp, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild, type LockChild } from './rw-fair-kit';
+
+// Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
+jest.setTimeout(CHILDREN_TIMEOUT);
 
 const aborted = (signal: AbortSignal) =>
   new Promise<unknown>((resolve) => {
