@@ -164,6 +164,14 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
     expect(await locks.isLocked('b')).toBe(false);
   });
 
+  it('keeps keys that contain a comma and a space apart', async () => {
+    const group = await locks.acquire(['x, y', 'z']);
+    expect(group.keys).toEqual(['x, y', 'z']);
+    expect(locks.runAs(group, () => locks.holdCount('z'))).toBe(1);
+    await group.release();
+    expect(await locks.isLocked('x, y')).toBe(false);
+  });
+
   it('aborts the group’s signal when one member is lost', async () => {
     const group = await locks.acquire(['a', 'b']);
     await store.deleteLock(`${prefix}b`);
