@@ -297,7 +297,8 @@ export class Acquirer {
       opts.waitTime,
       opts.signal,
     );
-    return wait.run(this.driver.noLeaseRetry);
+    const hold = await wait.run(this.driver.noLeaseRetry);
+    return hold && this.granted(hold, opts);
   }
 
   /** A hold granted to a caller whose signal aborted meanwhile is freed, and the abort thrown. */

@@ -1,5 +1,5 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { LockLostError, LockOptionsError, LockService, Locked } from '../../lib';
+import { LockLostError, LockOptionsError, LockService, Locked, MemoryLockStore } from '../../lib';
 import { lockApp, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
@@ -183,5 +183,33 @@ describe('fair locks on Redis across processes', () => {
     expect(lock.signal.aborted).toBe(false);
     expect(await queueLength()).toBe(0);
     await lock.release();
+  });
+});
+
+describe('a fair waiter aborted while its winning attempt is in flight', () => {
+  const store = suiteStore('memory');
+
+  it('rejects with the abort and frees the lock it was granted', async () => {
+    const { app, locks } = await lockApp(store.target, { waitTime: 5_000 });
+    const table = store.target as MemoryLockStore;
+    try {
+      const holder = await locks.acquire('f', { fair: true });
+      const controller = new AbortController();
+      // The store grants the waiter's attempt, and the caller aborts before the answer arrives.
+      jest.spyOn(table, 'acquire').mockImplementation((request) => {
+        const reply = MemoryLockStore.prototype.acquire.call(table, request);
+        if (reply.granted && request.kind === 'fair') controller.abort(new Error('stop'));
+        return reply;
+      });
+      const waiting = locks.detach(() =>
+        locks.acquire('f', { fair: true, signal: controller.signal }),
+      );
+      await holder.release();
+      await expect(waiting).rejects.toThrow('stop');
+      expect(await locks.isLocked('f')).toBe(false);
+      expect(locks.heldCount).toBe(0);
+    } finally {
+      await app.close();
+    }
   });
 });
