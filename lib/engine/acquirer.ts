@@ -10,7 +10,7 @@ import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
 import type { LockStore, LockTarget } from './store/lock-store';
 import { holdId, targetKeys, type GroupTarget } from './targets';
-import { FairWait } from './waiting/fair-wait';
+import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';
 
 /** What the acquirer needs from the engine. */
@@ -258,46 +258,13 @@ export class Acquirer {
     return this.driver.waiters.wait(target, attempt, remaining, opts.signal);
   }
 
-  /**
-   * A fair lock: a no-wait try leaves no trace; a waiter joins the queue in the store with its
-   * first attempt, then waits for its turn on its own channel (see FairWait).
-   */
+  /** A fair lock (see takeFair); a grant to a caller that aborted meanwhile is freed. */
   private async fair(
     target: LockTarget,
     opts: ResolvedLockOptions,
     busy: Busy,
   ): Promise<LockHold | null> {
-    const { calls, store, waiters } = this.driver;
-    const owner = calls.newOwner();
-    const queue = opts.waitTime > 0;
-    const extra = { owner, request: { queue, placeTimeout: this.driver.fairQueueTimeout } };
-    const attempt = () =>
-      calls.attempt(target, opts, extra).then((result) => {
-        if (typeof result === 'number') busy.leaseEnds = now() + result;
-        return result;
-      });
-    const first = await attempt();
-    if (typeof first !== 'number') return this.granted(first, opts);
-    if (!queue) return null;
-    const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false };
-    const channel = store.channel(target, owner);
-    const wait = new FairWait(
-      {
-        attempt,
-        leave: () => store.leave(request),
-        subscribe: (listener) => {
-          waiters.listen(channel, listener);
-          return store.subscribe(channel);
-        },
-        unsubscribe: (listener) => {
-          waiters.unlisten(channel, listener);
-          return store.unsubscribe(channel);
-        },
-      },
-      opts.waitTime,
-      opts.signal,
-    );
-    const hold = await wait.run(this.driver.noLeaseRetry);
+    const hold = await takeFair(this.driver, target, opts, busy);
     return hold && this.granted(hold, opts);
   }
 
