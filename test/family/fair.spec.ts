@@ -1,5 +1,12 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { LockLostError, LockOptionsError, LockService, Locked, MemoryLockStore } from '../../lib';
+import {
+  LockLostError,
+  LockOptionsError,
+  LockRedisError,
+  LockService,
+  Locked,
+  MemoryLockStore,
+} from '../../lib';
 import { lockApp, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
@@ -186,8 +193,31 @@ describe('fair locks on Redis across processes', () => {
   });
 });
 
-describe('a fair waiter aborted while its winning attempt is in flight', () => {
+// Store calls that go wrong for a fair waiter, made to happen on the memory store.
+describe('fair waiters whose store call goes wrong', () => {
   const store = suiteStore('memory');
+
+  it('leaves the queue when its first attempt queued it but the answer was lost', async () => {
+    const { app, locks } = await lockApp(store.target, { waitTime: 2_000 });
+    const table = store.target as MemoryLockStore;
+    try {
+      const holder = await locks.acquire('f', { fair: true });
+      // The attempt reaches the store (the waiter is queued), then the connection drops.
+      jest.spyOn(table, 'acquire').mockImplementationOnce((request) => {
+        MemoryLockStore.prototype.acquire.call(table, request);
+        const lost = new LockRedisError(request.key, 'acquire', new Error('connection lost'));
+        return { then: (_: unknown, reject: (error: unknown) => void) => reject(lost) } as never;
+      });
+      const failed = locks.detach(() => locks.acquire('f', { fair: true }));
+      await expect(failed).rejects.toBeInstanceOf(LockRedisError);
+      const next = locks.detach(() => locks.acquire('f', { fair: true }));
+      await holder.release();
+      // Not held up by the failed waiter's place (fairQueueTimeout: 5 s, beyond this wait).
+      await (await next).release();
+    } finally {
+      await app.close();
+    }
+  });
 
   it('rejects with the abort and frees the lock it was granted', async () => {
     const { app, locks } = await lockApp(store.target, { waitTime: 5_000 });

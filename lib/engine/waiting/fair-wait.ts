@@ -41,10 +41,14 @@ export async function takeFair(
       if (typeof result === 'number') busy.leaseEnds = now() + result;
       return result;
     });
-  const first = await attempt();
+  const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false };
+  // A first attempt that failed may still have queued the waiter: it leaves (best effort).
+  const first = await attempt().catch(async (error: unknown) => {
+    if (queue) await store.leave(request).catch(() => undefined);
+    throw error;
+  });
   if (typeof first !== 'number') return first;
   if (!queue) return null;
-  const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false };
   const channel = store.channel(target, owner);
   const wait = new FairWait(
     {
