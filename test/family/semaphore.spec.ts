@@ -135,6 +135,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
       { permits: 1_000_001 },
     ]) {
       expect(() => locks.semaphore('s', options as { permits: number })).toThrow(LockOptionsError);
+      expect(() => Semaphore('s', options as { permits: number })).toThrow(LockOptionsError);
     }
     expect(() => locks.semaphore('s', { permits: 1, extra: 1 } as never)).toThrow(LockOptionsError);
   });
