@@ -9,8 +9,8 @@ import { GroupHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
 import type { LockStore, LockTarget } from './store/lock-store';
-import { holdId } from './targets';
-import { FairWait } from './waiting/fair-wait';
+import { holdId, targetKeys, type GroupTarget } from './targets';
+import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';
 
 /** What the acquirer needs from the engine. */
@@ -77,13 +77,16 @@ export class Acquirer {
     const { context } = this.driver;
     opts.signal?.throwIfAborted();
     const names = target.names ?? [target.name];
-    const keys = target.key.split(', ');
+    const keys = targetKeys(target);
     const members: LockEntry[] = [];
     const missing: number[] = [];
     let outer = context.innermost();
     const started = now();
+    // Held members are re-entered in one order (by name), so that siblings of one chain taking
+    // the same members in other orders never wait for each other's nested slots in a cycle.
+    const order = names.map((_, i) => i).sort((i, j) => (names[i] < names[j] ? -1 : 1));
     try {
-      for (let i = 0; i < names.length; i++) {
+      for (const i of order) {
         const held = context.find(holdId('lock', names[i]));
         if (!held) {
           missing.push(i);
@@ -91,7 +94,10 @@ export class Acquirer {
         }
         const left = Math.max(0, opts.waitTime - (now() - started));
         const entry = await held.enter(outer, left, opts.signal);
-        if (!entry) return { leaseEnds: undefined };
+        if (!entry) {
+          await this.leave(members);
+          return { leaseEnds: undefined };
+        }
         members.push(entry);
         outer = entry;
       }
@@ -99,8 +105,9 @@ export class Acquirer {
       await this.leave(members);
       throw error;
     }
+    missing.sort((i, j) => i - j);
     if (missing.length > 0) {
-      const rest: LockTarget =
+      const rest: LockTarget | GroupTarget =
         missing.length === 1
           ? { kind: 'lock', key: keys[missing[0]], name: names[missing[0]] }
           : {
@@ -108,16 +115,12 @@ export class Acquirer {
               key: missing.map((i) => keys[i]).join(', '),
               name: names[missing[0]],
               names: missing.map((i) => names[i]),
+              keys: missing.map((i) => keys[i]),
             };
       const left = { ...opts, waitTime: Math.max(0, opts.waitTime - (now() - started)) };
       let entered: LockEntry[] | Busy;
       try {
-        entered = await this.takeGroup(
-          rest,
-          missing.map((i) => keys[i]),
-          left,
-          outer,
-        );
+        entered = await this.takeGroup(rest, left, outer);
       } catch (error) {
         await this.leave(members);
         throw error;
@@ -128,16 +131,16 @@ export class Acquirer {
       }
       members.push(...entered);
     }
-    return new GroupHandle(members);
+    return new GroupHandle(members, keys);
   }
 
   /** The members a group still needs, as entries chained after `outer`. */
   private async takeGroup(
     rest: LockTarget,
-    keys: readonly string[],
     opts: ResolvedLockOptions,
     outer: LockEntry | undefined,
   ): Promise<LockEntry[] | Busy> {
+    const keys = targetKeys(rest);
     const started = now();
     const busy: Busy = { leaseEnds: undefined };
     const hold =
@@ -255,46 +258,14 @@ export class Acquirer {
     return this.driver.waiters.wait(target, attempt, remaining, opts.signal);
   }
 
-  /**
-   * A fair lock: a no-wait try leaves no trace; a waiter joins the queue in the store with its
-   * first attempt, then waits for its turn on its own channel (see FairWait).
-   */
+  /** A fair lock (see takeFair); a grant to a caller that aborted meanwhile is freed. */
   private async fair(
     target: LockTarget,
     opts: ResolvedLockOptions,
     busy: Busy,
   ): Promise<LockHold | null> {
-    const { calls, store, waiters } = this.driver;
-    const owner = calls.newOwner();
-    const queue = opts.waitTime > 0;
-    const extra = { owner, request: { queue, placeTimeout: this.driver.fairQueueTimeout } };
-    const attempt = () =>
-      calls.attempt(target, opts, extra).then((result) => {
-        if (typeof result === 'number') busy.leaseEnds = now() + result;
-        return result;
-      });
-    const first = await attempt();
-    if (typeof first !== 'number') return this.granted(first, opts);
-    if (!queue) return null;
-    const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false };
-    const channel = store.channel(target, owner);
-    const wait = new FairWait(
-      {
-        attempt,
-        leave: () => store.leave(request),
-        subscribe: (listener) => {
-          waiters.listen(channel, listener);
-          return store.subscribe(channel);
-        },
-        unsubscribe: (listener) => {
-          waiters.unlisten(channel, listener);
-          return store.unsubscribe(channel);
-        },
-      },
-      opts.waitTime,
-      opts.signal,
-    );
-    return wait.run(this.driver.noLeaseRetry);
+    const hold = await takeFair(this.driver, target, opts, busy);
+    return hold && this.granted(hold, opts);
   }
 
   /** A hold granted to a caller whose signal aborted meanwhile is freed, and the abort thrown. */

@@ -22,6 +22,16 @@ export function lockTarget(
   return { kind: mode ?? (fair ? 'fair' : 'lock'), key, name };
 }
 
+/** A multi-lock's target, with its keys as given (one per name). */
+export interface GroupTarget extends LockTarget {
+  readonly keys: readonly string[];
+}
+
+/** The keys of a target, one per store name (a single lock's: its key). */
+export function targetKeys(target: LockTarget): readonly string[] {
+  return (target as Partial<GroupTarget>).keys ?? [target.key];
+}
+
 /**
  * The target of a multi-lock on `keys` (LockKeyError unless a non-empty array of at most
  * MAX_GROUP_KEYS valid keys), duplicates counted once. A single distinct key is a plain lock.
@@ -37,7 +47,14 @@ export function groupTarget(prefix: string, keys: readonly unknown[]): LockTarge
   const names = distinct.map((key) => lockName(prefix, key));
   const key = (distinct as string[]).join(', ');
   if (distinct.length === 1) return { kind: 'lock', key, name: names[0] };
-  return { kind: 'multi', key, name: names[0], names };
+  const group: GroupTarget = {
+    kind: 'multi',
+    key,
+    name: names[0],
+    names,
+    keys: distinct as string[],
+  };
+  return group;
 }
 
 /** The target of a permit of semaphore `key` (LockOptionsError unless `{ permits }` is valid). */

@@ -1,9 +1,20 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { LockLostError, LockOptionsError, LockService, Locked } from '../../lib';
+import {
+  LockLostError,
+  LockOptionsError,
+  LockRedisError,
+  LockService,
+  Locked,
+  MemoryLockStore,
+} from '../../lib';
 import { lockApp, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild, type LockChild } from './rw-fair-kit';
+
+// Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
+jest.setTimeout(CHILDREN_TIMEOUT);
 
 const aborted = (signal: AbortSignal) =>
   new Promise<unknown>((resolve) => {
@@ -179,5 +190,56 @@ describe('fair locks on Redis across processes', () => {
     expect(lock.signal.aborted).toBe(false);
     expect(await queueLength()).toBe(0);
     await lock.release();
+  });
+});
+
+// Store calls that go wrong for a fair waiter, made to happen on the memory store.
+describe('fair waiters whose store call goes wrong', () => {
+  const store = suiteStore('memory');
+
+  it('leaves the queue when its first attempt queued it but the answer was lost', async () => {
+    const { app, locks } = await lockApp(store.target, { waitTime: 2_000 });
+    const table = store.target as MemoryLockStore;
+    try {
+      const holder = await locks.acquire('f', { fair: true });
+      // The attempt reaches the store (the waiter is queued), then the connection drops.
+      jest.spyOn(table, 'acquire').mockImplementationOnce((request) => {
+        MemoryLockStore.prototype.acquire.call(table, request);
+        const lost = new LockRedisError(request.key, 'acquire', new Error('connection lost'));
+        return { then: (_: unknown, reject: (error: unknown) => void) => reject(lost) } as never;
+      });
+      const failed = locks.detach(() => locks.acquire('f', { fair: true }));
+      await expect(failed).rejects.toBeInstanceOf(LockRedisError);
+      const next = locks.detach(() => locks.acquire('f', { fair: true }));
+      await holder.release();
+      // Not held up by the failed waiter's place (fairQueueTimeout: 5 s, beyond this wait).
+      await (await next).release();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('rejects with the abort and frees the lock it was granted', async () => {
+    const { app, locks } = await lockApp(store.target, { waitTime: 5_000 });
+    const table = store.target as MemoryLockStore;
+    try {
+      const holder = await locks.acquire('f', { fair: true });
+      const controller = new AbortController();
+      // The store grants the waiter's attempt, and the caller aborts before the answer arrives.
+      jest.spyOn(table, 'acquire').mockImplementation((request) => {
+        const reply = MemoryLockStore.prototype.acquire.call(table, request);
+        if (reply.granted && request.kind === 'fair') controller.abort(new Error('stop'));
+        return reply;
+      });
+      const waiting = locks.detach(() =>
+        locks.acquire('f', { fair: true, signal: controller.signal }),
+      );
+      await holder.release();
+      await expect(waiting).rejects.toThrow('stop');
+      expect(await locks.isLocked('f')).toBe(false);
+      expect(locks.heldCount).toBe(0);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -72,3 +72,9 @@ export async function runChildren(
     violations: Number(violations),
   }));
 }
+
+/**
+ * Jest timeout of a test that starts child processes: each loads ts-node, Nest and the library,
+ * which takes tens of seconds when the machine's cores are busy.
+ */
+export const CHILDREN_TIMEOUT = 120_000;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import { CHILDREN_TIMEOUT } from './family-kit';
 
 /** A child process running rw-fair-child.ts: send it commands, wait for its lines. */
 export interface LockChild {
@@ -76,7 +77,7 @@ export async function startChild(
         check();
       }),
   };
-  await handle.line(/^ready$/, 20_000);
+  await handle.line(/^ready$/, CHILDREN_TIMEOUT);
   return handle;
 }
 

@@ -33,8 +33,9 @@ describe('fair lock scripts against real Redis', () => {
     // The head waits for the holder's lease; each next one for the deadline of the one ahead.
     expect(waits[0]).toBeGreaterThan(29_000);
     expect(waits[0]).toBeLessThanOrEqual(30_000);
-    expect(waits[1]).toBeGreaterThan(waits[0] + 4_900);
-    expect(waits[2]).toBeGreaterThan(waits[1] + 4_900);
+    // (less the time between the calls: generous on a busy machine)
+    expect(waits[1]).toBeGreaterThan(waits[0] + 4_000);
+    expect(waits[2]).toBeGreaterThan(waits[1] + 4_000);
     const deadlines = await raw.zrange(lock.timeouts, '0', '-1', 'WITHSCORES');
     expect(deadlines.filter((_, i) => i % 2 === 0)).toEqual(['a:1', 'b:1', 'c:1']);
 

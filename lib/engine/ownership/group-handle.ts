@@ -20,9 +20,11 @@ export class GroupHandle implements LockHandle {
   constructor(
     /** The member entries, in the order they were chained (the last is the innermost). */
     readonly members: readonly LockEntry[],
+    /** The group's keys, duplicates removed, in the order the caller gave them. */
+    keys: readonly string[],
   ) {
-    this.keys = members.map((entry) => entry.key);
-    this.key = this.keys.join(', ');
+    this.keys = keys;
+    this.key = keys.join(', ');
   }
 
   /** The innermost member entry: a chain run as this handle's owner holds every member. */

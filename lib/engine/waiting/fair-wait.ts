@@ -1,11 +1,73 @@
+import type { Busy } from '../busy';
 import { now } from '../clock';
+import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
+import type { ResolvedLockOptions } from '../options/lock-options';
 import { MAX_TIMER_DELAY } from '../options/validate';
-import { isConnectionError } from '../store/lock-store';
-import type { ChannelListener } from './lock-waiters';
+import { isConnectionError, type LockStore, type LockTarget } from '../store/lock-store';
+import type { ChannelListener, LockWaiters } from './lock-waiters';
 
 /** Delay before trying again after an attempt failed on the connection, ms. */
 const CONNECTION_RETRY_DELAY = 100;
+
+/** What a fair acquisition needs of the engine. */
+export interface FairDriver {
+  readonly store: LockStore;
+  readonly calls: HoldCalls;
+  readonly waiters: LockWaiters;
+  /** Place timeout of fair waiters, ms. */
+  readonly fairQueueTimeout: number;
+  /** Retry delay when the holder's lock has no lease (a foreign lock), ms. */
+  readonly noLeaseRetry: number;
+}
+
+/**
+ * Takes a fair lock: a no-wait try leaves no trace; a waiter joins the queue in the store with
+ * its first attempt, then waits for its turn on its own channel (see FairWait). The hold, or
+ * null when the wait is over (`busy` gets the holder's lease).
+ */
+export async function takeFair(
+  driver: FairDriver,
+  target: LockTarget,
+  opts: ResolvedLockOptions,
+  busy: Busy,
+): Promise<LockHold | null> {
+  const { calls, store, waiters } = driver;
+  const owner = calls.newOwner();
+  const queue = opts.waitTime > 0;
+  const extra = { owner, request: { queue, placeTimeout: driver.fairQueueTimeout } };
+  const attempt = () =>
+    calls.attempt(target, opts, extra).then((result) => {
+      if (typeof result === 'number') busy.leaseEnds = now() + result;
+      return result;
+    });
+  const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false };
+  // A first attempt that failed may still have queued the waiter: it leaves (best effort).
+  const first = await attempt().catch(async (error: unknown) => {
+    if (queue) await store.leave(request).catch(() => undefined);
+    throw error;
+  });
+  if (typeof first !== 'number') return first;
+  if (!queue) return null;
+  const channel = store.channel(target, owner);
+  const wait = new FairWait(
+    {
+      attempt,
+      leave: () => store.leave(request),
+      subscribe: (listener) => {
+        waiters.listen(channel, listener);
+        return store.subscribe(channel);
+      },
+      unsubscribe: (listener) => {
+        waiters.unlisten(channel, listener);
+        return store.unsubscribe(channel);
+      },
+    },
+    opts.waitTime,
+    opts.signal,
+  );
+  return wait.run(driver.noLeaseRetry);
+}
 
 /** What a fair waiter needs: its attempts, its channel, and leaving the queue. */
 export interface FairWaitHost {

@@ -1,0 +1,50 @@
+import type { LockHandle } from '../../lib';
+import { lockApp, sleep } from '../support/lock-app';
+import { suiteStore } from '../support/suite-store';
+
+/** The renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen on MONITOR. */
+async function renewalCalls(raw: NonNullable<ReturnType<typeof suiteStore>['raw']>, ms: number) {
+  const monitor = await raw.monitor();
+  const calls: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0].toLowerCase() !== 'evalsha') return;
+    const kinds = args[3 + Number(args[2]) + 1];
+    if (kinds !== undefined && /^[lwr]+$/.test(kinds)) calls.push(kinds);
+  });
+  await sleep(ms);
+  monitor.disconnect();
+  return calls;
+}
+
+// The watchdog on one Redis node: holds of every kind share batched renewal calls.
+describe('renewal of mixed kinds on one Redis node', () => {
+  const store = suiteStore('redis');
+
+  it('renews plain, read, write, fair and multi holds together, at most 100 per call', async () => {
+    const { app, locks } = await lockApp(store.target, { leaseTime: 600 });
+    const held: LockHandle[] = [];
+    try {
+      for (let i = 0; i < 40; i++) {
+        held.push(await locks.acquire(`plain:${i}`));
+        held.push(await locks.acquire(`rw:r${i}`, { mode: 'read' }));
+        held.push(await locks.acquire(`rw:w${i}`, { mode: 'write' }));
+        held.push(await locks.acquire(`fair:${i}`, { fair: true }));
+        held.push(await locks.acquire([`m:${i}:a`, `m:${i}:b`]));
+      }
+      // 200 holds, 240 entries (a group renews each member); a renewal every 200 ms.
+      const calls = await renewalCalls(store.raw!, 1_000);
+      const entries = calls.reduce((sum, kinds) => sum + kinds.length, 0);
+      expect(entries).toBeGreaterThanOrEqual(240); // every hold renewed at least once
+      expect(Math.max(...calls.map((kinds) => kinds.length))).toBeLessThanOrEqual(100);
+      expect(calls.some((kinds) => ['l', 'r', 'w'].every((kind) => kinds.includes(kind)))).toBe(
+        true,
+      );
+      // Batched: about ceil(240 / 100) calls per renewal period, never one per hold.
+      expect(calls.length).toBeLessThan(entries / 20);
+      expect(held.every((lock) => !lock.signal.aborted)).toBe(true);
+    } finally {
+      await Promise.all(held.map((lock) => lock.release()));
+      await app.close();
+    }
+  });
+});
