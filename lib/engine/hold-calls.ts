@@ -52,6 +52,14 @@ export class HoldCalls {
   private ownerSeq = 0;
   /** Attempts sent and not yet settled; drained() waits for them. */
   private inFlight = 0;
+  /**
+   * Each owner id an attempt was given (a fair waiter's, a downgrade's) while attempts of it are
+   * in flight: the newest one's number, and how many. The store grants an owner id once, so a
+   * later attempt of the id holds what an earlier one got: an earlier attempt that timed out must
+   * not free it once a newer one was sent.
+   */
+  private readonly givenOwners = new Map<string, { newest: number; inFlight: number }>();
+  private attemptSeq = 0;
   private whenDrained: (() => void) | undefined;
 
   constructor(
@@ -111,7 +119,11 @@ export class HoldCalls {
   ): Promise<LockHold | number> {
     const closing = this.driver.closing();
     if (closing) return Promise.reject(closing);
+    const given = extra?.owner !== undefined;
     const owner = extra?.owner ?? this.newOwner();
+    const seq = given ? this.given(owner) : 0;
+    // A newer attempt of this owner id answers for its hold (never true of a fresh id).
+    const superseded = () => given && (this.givenOwners.get(owner)?.newest ?? 0) > seq;
     const { key } = target;
     const { leaseTime, fencing, syncReplicas } = opts;
     const sentAt = now();
@@ -121,7 +133,7 @@ export class HoldCalls {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        void this.cleanup(target, owner, sentAt + leaseTime);
+        void this.cleanup(target, owner, sentAt + leaseTime, superseded);
         reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
       }, limit);
       timer.unref();
@@ -141,7 +153,10 @@ export class HoldCalls {
       };
       this.store.acquire(request).then(
         (reply) => {
-          this.settled(timer);
+          // Late, and a newer attempt of the owner id was sent: that one holds what this got.
+          const replaced = timedOut && superseded();
+          this.settled(timer, given ? owner : undefined);
+          if (replaced) return;
           if (!reply.granted) extra?.refused?.(reply);
           let result: LockHold | number;
           try {
@@ -155,19 +170,36 @@ export class HoldCalls {
           else if (typeof result !== 'number') void this.drop(result);
         },
         (error: unknown) => {
-          this.settled(timer);
+          this.settled(timer, given ? owner : undefined);
           if (timedOut) return;
           // A script that failed midway may have written the lock (Redis keeps a script's writes).
-          if (error instanceof LockRedisError) void this.cleanup(target, owner, sentAt + leaseTime);
+          if (error instanceof LockRedisError)
+            void this.cleanup(target, owner, sentAt + leaseTime, superseded);
           reject(error);
         },
       );
     });
   }
 
-  /** An attempt's store call settled: stop its bound, and wake close() when it was the last. */
-  private settled(timer: NodeJS.Timeout): void {
+  /** Counts an attempt of a given owner id in flight; its number (newer attempts, larger). */
+  private given(owner: string): number {
+    const seq = ++this.attemptSeq;
+    const record = this.givenOwners.get(owner);
+    if (record) {
+      record.newest = seq;
+      record.inFlight++;
+    } else this.givenOwners.set(owner, { newest: seq, inFlight: 1 });
+    return seq;
+  }
+
+  /**
+   * An attempt's store call settled: stop its bound, forget its given owner id when no attempt
+   * of it is in flight any more, and wake close() when it was the last.
+   */
+  private settled(timer: NodeJS.Timeout, owner: string | undefined): void {
     clearTimeout(timer);
+    const record = owner === undefined ? undefined : this.givenOwners.get(owner);
+    if (record && --record.inFlight === 0) this.givenOwners.delete(owner!);
     if (--this.inFlight === 0) this.whenDrained?.();
   }
 
@@ -260,8 +292,15 @@ export class HoldCalls {
   }
 
   /** Frees what an attempt with a lost answer may have taken, retrying until `until`. */
-  private async cleanup(target: LockTarget, owner: string, until: number): Promise<void> {
-    while (now() < until) {
+  private async cleanup(
+    target: LockTarget,
+    owner: string,
+    until: number,
+    superseded: () => boolean,
+  ): Promise<void> {
+    // Each release goes out on the connection ahead of any later attempt of the owner id; once
+    // one was sent, a retry here could free what that attempt got.
+    while (now() < until && !superseded()) {
       try {
         const listeners = await this.store.release({ ...target, owner });
         if (listeners !== null) this.waiters.released(target, listeners);
