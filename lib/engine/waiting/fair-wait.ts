@@ -56,7 +56,11 @@ export async function takeFair(
       leave: () => store.leave(request),
       subscribe: (listener) => {
         waiters.listen(channel, listener);
-        return store.subscribe(channel);
+        // A failed SUBSCRIBE leaves no listener behind (the acquire then fails with its error).
+        return store.subscribe(channel).catch((error: unknown) => {
+          waiters.unlisten(channel, listener);
+          throw error;
+        });
       },
       unsubscribe: (listener) => {
         waiters.unlisten(channel, listener);
