@@ -5,8 +5,7 @@ import {
   type StoredHold,
 } from '../store/lock-store';
 import { keySlot } from './key-slot';
-import type { PublishCommand, ScriptCall } from './kinds/redis-kind';
-import { UNLOCK_LATCH_TTL } from './kinds/plain-kind';
+import { UNLOCK_LATCH_TTL, type PublishCommand, type ScriptCall } from './kinds/redis-kind';
 import { LockScripts } from './lock-scripts';
 import { channelName, unlockLatchKey } from './redis-names';
 

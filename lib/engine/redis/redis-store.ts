@@ -12,9 +12,9 @@ import {
 } from '../store/lock-store';
 import { fairKind, fairLeave } from './kinds/fair-kind';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';
-import { FENCING_COUNTER_TTL, plainKind, UNLOCK_LATCH_TTL } from './kinds/plain-kind';
+import { FENCING_COUNTER_TTL, plainKind } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
-import type { RedisKind, ScriptCall } from './kinds/redis-kind';
+import { UNLOCK_LATCH_TTL, type RedisKind, type ScriptCall } from './kinds/redis-kind';
 import { LockScripts } from './lock-scripts';
 import type { ScriptClient } from './lua-script';
 import { MultiLock } from './multi-lock';

@@ -1,11 +1,15 @@
 import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { channelName, fairQueueName, fairTimeoutName, fairWaiterChannel } from '../redis-names';
-import { listenersOrNull, refusedTtl, type RedisKind, type ScriptCall } from './redis-kind';
+import {
+  listenersOrNull,
+  refusedTtl,
+  type RedisKind,
+  type ScriptCall,
+  UNLOCK_LATCH_TTL,
+} from './redis-kind';
 
 const GRANTED = { granted: true, fencingToken: undefined } as const;
-/** How long an unlock latch stays, ms (as the plain lock's). */
-const UNLOCK_LATCH_TTL = 10_000;
 /** Place timeout when a request names none, ms. */
 const DEFAULT_PLACE_TIMEOUT = 5_000;
 

@@ -1,10 +1,7 @@
 import type { AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { permitsName, semaphoreChannelName } from '../redis-names';
-import { listenersOrNull, type RedisKind, type ScriptCall } from './redis-kind';
-
-/** How long an unlock latch stays, ms (as the plain lock's). */
-const UNLOCK_LATCH_TTL = 10_000;
+import { listenersOrNull, type RedisKind, type ScriptCall, UNLOCK_LATCH_TTL } from './redis-kind';
 
 /** Leased permits of a semaphore (Redisson's RPermitExpirableSemaphore layout). */
 export const permitKind: RedisKind = {

@@ -2,10 +2,8 @@ import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { acquireReply, releaseReply } from '../replies';
 import { channelName, tokenKey } from '../redis-names';
-import type { RedisKind } from './redis-kind';
+import { type RedisKind, UNLOCK_LATCH_TTL } from './redis-kind';
 
-/** How long an unlock latch (idempotent release) stays in Redis, in ms. */
-export const UNLOCK_LATCH_TTL = 10_000;
 /** How long a fencing counter outlives the last acquire that used it, in ms (7 days). */
 export const FENCING_COUNTER_TTL = 7 * 24 * 3_600_000;
 

@@ -1,13 +1,10 @@
 import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
-import { listenersOrNull, refusedTtl, type RedisKind } from './redis-kind';
+import { listenersOrNull, refusedTtl, type RedisKind, UNLOCK_LATCH_TTL } from './redis-kind';
 
 const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
 const GRANTED = { granted: true, fencingToken: undefined } as const;
-
-/** How long an unlock latch stays, ms (as the plain lock's). */
-const UNLOCK_LATCH_TTL = 10_000;
 
 /** Read holds of a read-write lock (Redisson's RReadWriteLock.readLock()): shared. */
 export const readKind: RedisKind = {
