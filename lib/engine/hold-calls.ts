@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LockError, LockLostError, LockRedisError, messageOf } from '../lock.errors';
 import { now } from './clock';
 import { LockHold } from './lock-hold';
+import { GivenOwners } from './given-owners';
 import type { LockHolds } from './lock-holds';
 import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
@@ -52,14 +53,8 @@ export class HoldCalls {
   private ownerSeq = 0;
   /** Attempts sent and not yet settled; drained() waits for them. */
   private inFlight = 0;
-  /**
-   * Each owner id an attempt was given (a fair waiter's, a downgrade's) while attempts of it are
-   * in flight: the newest one's number, and how many. The store grants an owner id once, so a
-   * later attempt of the id holds what an earlier one got: an earlier attempt that timed out must
-   * not free it once a newer one was sent.
-   */
-  private readonly givenOwners = new Map<string, { newest: number; inFlight: number }>();
-  private attemptSeq = 0;
+  /** Owner ids given by callers, so a timed-out attempt never frees a newer one's hold. */
+  private readonly givenOwners = new GivenOwners();
   private whenDrained: (() => void) | undefined;
 
   constructor(
@@ -121,9 +116,9 @@ export class HoldCalls {
     if (closing) return Promise.reject(closing);
     const given = extra?.owner !== undefined;
     const owner = extra?.owner ?? this.newOwner();
-    const seq = given ? this.given(owner) : 0;
+    const seq = given ? this.givenOwners.sent(owner) : 0;
     // A newer attempt of this owner id answers for its hold (never true of a fresh id).
-    const superseded = () => given && (this.givenOwners.get(owner)?.newest ?? 0) > seq;
+    const superseded = () => given && this.givenOwners.superseded(owner, seq);
     const { key } = target;
     const { leaseTime, fencing, syncReplicas } = opts;
     const sentAt = now();
@@ -181,25 +176,13 @@ export class HoldCalls {
     });
   }
 
-  /** Counts an attempt of a given owner id in flight; its number (newer attempts, larger). */
-  private given(owner: string): number {
-    const seq = ++this.attemptSeq;
-    const record = this.givenOwners.get(owner);
-    if (record) {
-      record.newest = seq;
-      record.inFlight++;
-    } else this.givenOwners.set(owner, { newest: seq, inFlight: 1 });
-    return seq;
-  }
-
   /**
    * An attempt's store call settled: stop its bound, forget its given owner id when no attempt
    * of it is in flight any more, and wake close() when it was the last.
    */
   private settled(timer: NodeJS.Timeout, owner: string | undefined): void {
     clearTimeout(timer);
-    const record = owner === undefined ? undefined : this.givenOwners.get(owner);
-    if (record && --record.inFlight === 0) this.givenOwners.delete(owner!);
+    if (owner !== undefined) this.givenOwners.settled(owner);
     if (--this.inFlight === 0) this.whenDrained?.();
   }
 
