@@ -15,11 +15,24 @@ import { Redis } from 'ioredis';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import { nestjsRedisLock, protocolFloor, redisSemaphore, redlock, type Adapter } from './adapters';
 import { clusterScenario } from './cluster';
-import { contend, type ContentionResult } from './contention';
+import { contentionScenario, contentionTable } from './contention-scenario';
 import { fairnessScenario, fairnessTable } from './fairness-scenario';
 import { familyOnly, familyScenario } from './family';
-import { fmt, median, nowUs, percentile, table } from './stats';
-import { runWorkerProcesses } from './worker-processes';
+import {
+  heldLocks,
+  heldLocksTable,
+  reentrancy,
+  reentrancyTable,
+  renewalPeriod,
+} from './held-locks';
+import { fmt } from './stats';
+import {
+  lockedOverhead,
+  overheadTable,
+  throughputTable,
+  uncontendedScenario,
+  type Implementation,
+} from './uncontended';
 
 const quick = process.argv.includes('--quick');
 const clusterRows = !process.argv.includes('--no-cluster');
@@ -55,98 +68,13 @@ const config = quick
     };
 
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let keySeq = 0;
 const freshKey = (tag: string) => `bench:${tag}:${++keySeq}`;
 
-interface Throughput {
-  cyclesPerSec: number;
-  p50Us: number;
-  p99Us: number;
-  /** CPU time of this (benchmark) process per cycle, µs: the client side of the cost. */
-  nodeCpuUs?: number;
-  /** CPU time of redis-server per cycle, µs (INFO cpu): the server side of the cost. */
-  redisCpuUs?: number;
-}
-
-async function redisCpuUs(redis: Redis): Promise<number> {
-  const info = await redis.info('cpu');
-  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)![1]);
-  return (field('used_cpu_sys') + field('used_cpu_user')) * 1e6;
-}
-
-/** Runs one measurement and adds the CPU both sides spent on it, per cycle. */
-async function withCpu(
-  admin: Redis,
-  cycles: number,
-  measure: () => Promise<Throughput>,
-): Promise<Throughput> {
-  const redisBefore = await redisCpuUs(admin);
-  const nodeBefore = process.cpuUsage();
-  const result = await measure();
-  const node = process.cpuUsage(nodeBefore);
-  const redis = (await redisCpuUs(admin)) - redisBefore;
-  return { ...result, nodeCpuUs: (node.user + node.system) / cycles, redisCpuUs: redis / cycles };
-}
-
-async function sequential(run: (key: string) => Promise<unknown>, n: number): Promise<Throughput> {
-  const latencies: number[] = [];
-  const started = nowUs();
-  for (let i = 0; i < n; i++) {
-    const t = nowUs();
-    await run(freshKey('s'));
-    latencies.push(nowUs() - t);
-  }
-  return {
-    cyclesPerSec: n / ((nowUs() - started) / 1e6),
-    p50Us: percentile(latencies, 50),
-    p99Us: percentile(latencies, 99),
-  };
-}
-
-async function concurrent(
-  run: (key: string) => Promise<unknown>,
-  n: number,
-  workers: number,
-): Promise<Throughput> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = nowUs();
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (next++ < n) {
-        const t = nowUs();
-        await run(freshKey('c'));
-        latencies.push(nowUs() - t);
-      }
-    }),
-  );
-  return {
-    cyclesPerSec: n / ((nowUs() - started) / 1e6),
-    p50Us: percentile(latencies, 50),
-    p99Us: percentile(latencies, 99),
-  };
-}
-
-async function commandStats(redis: Redis): Promise<Record<string, number>> {
-  const info = await redis.info('commandstats');
-  const calls: Record<string, number> = {};
-  for (const match of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g))
-    calls[match[1]] = Number(match[2]);
-  return calls;
-}
-
-async function totalCommands(redis: Redis): Promise<number> {
-  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))![1]);
-}
-
+/** The installed version of a package (its package.json under node_modules). */
 function packageVersion(name: string): string {
   const file = join(process.cwd(), 'node_modules', name, 'package.json');
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-}
-
-function gc() {
-  (globalThis as { gc?: () => void }).gc?.();
 }
 
 async function main() {
@@ -188,7 +116,7 @@ async function main() {
   const fenced = await nestjsRedisLock(server.url, { fencing: true });
   const noop = () => Promise.resolve();
   const peers = [redisSemaphore(semaphoreClient), redlock(redlockClient)];
-  const implementations: { name: string; cycle: (key: string) => Promise<unknown> }[] = [
+  const implementations: Implementation[] = [
     {
       name: 'raw limit (2 × EVALSHA)',
       cycle: async (key) => {
@@ -203,174 +131,43 @@ async function main() {
       }),
     ),
   ];
-  const floorName = implementations[1].name;
-  const peerNames = peers.map((peer) => peer.name);
 
-  // Scenarios 1, 2 and 6: interleaved repetitions after a warm-up.
-  progress('warm-up');
-  for (const impl of implementations)
-    await sequential(impl.cycle, Math.min(500, config.sequential));
-  const seqRuns = new Map<string, Throughput[]>(implementations.map((i) => [i.name, []]));
-  const concRuns = new Map<string, Throughput[]>(implementations.map((i) => [i.name, []]));
-  for (let rep = 0; rep < config.reps; rep++) {
-    const order = implementations.map(
-      (_, i) => implementations[(i + rep) % implementations.length],
-    );
-    for (const impl of order) {
-      progress(`scenario 1/2 rep ${rep + 1}/${config.reps}: ${impl.name}`);
-      seqRuns
-        .get(impl.name)!
-        .push(
-          await withCpu(admin, config.sequential, () => sequential(impl.cycle, config.sequential)),
-        );
-      concRuns
-        .get(impl.name)!
-        .push(
-          await withCpu(admin, config.concurrent, () =>
-            concurrent(impl.cycle, config.concurrent, config.workers),
-          ),
-        );
-    }
-  }
-  // Ratios are medians over rounds of the ratio within each round (paired: same round, same noise).
-  const summarize = (runs: Map<string, Throughput[]>) => {
-    const rate = (name: string, round: number) => runs.get(name)![round].cyclesPerSec;
-    const rounds = Array.from({ length: config.reps }, (_, round) => round);
-    const pairedRatio = (name: string, to: (round: number) => number) =>
-      median(rounds.map((round) => rate(name, round) / to(round)));
-    const fastestPeer = (round: number) => Math.max(...peerNames.map((p) => rate(p, round)));
-    return implementations.map(({ name }) => {
-      const reps = runs.get(name)!;
-      return {
-        name,
-        cyclesPerSec: median(reps.map((r) => r.cyclesPerSec)),
-        ratio: pairedRatio(name, (round) => rate(implementations[0].name, round)),
-        floorRatio: pairedRatio(name, (round) => rate(floorName, round)),
-        peerRatio: pairedRatio(name, fastestPeer),
-        p50Us: median(reps.map((r) => r.p50Us)),
-        p99Us: median(reps.map((r) => r.p99Us)),
-        nodeCpuUs: median(reps.map((r) => r.nodeCpuUs!)),
-        redisCpuUs: median(reps.map((r) => r.redisCpuUs!)),
-      };
-    });
-  };
-  const scenario1 = summarize(seqRuns);
-  const scenario2 = summarize(concRuns);
+  // Scenarios 1 and 2: interleaved repetitions after a warm-up (uncontended.ts).
+  const { scenario1, scenario2, seqRuns, concRuns } = await uncontendedScenario(
+    implementations,
+    { floor: implementations[1].name, peers: peers.map((peer) => peer.name) },
+    admin,
+    config,
+    freshKey,
+    progress,
+  );
 
-  // Scenario 3: 8 workers on one key, in one process and as 4 child processes × 2 workers.
-  const contenders: { name: string; tag: string; adapter: Adapter }[] = [
+  // Scenario 3: 8 workers on one key, in one process and as 4 child processes × 2 workers
+  // (contention-scenario.ts).
+  const contenders = [
     { name: lib.run.name, tag: 'lib', adapter: lib.run },
     { name: 'redis-semaphore Mutex', tag: 'semaphore', adapter: redisSemaphore(semaphoreClient) },
     { name: '@sesamecare-oss/redlock', tag: 'redlock', adapter: redlock(redlockClient) },
   ];
   const stateClient = newClient();
-  const scenario3: Record<string, unknown>[] = [];
-  let violations = 0;
-  for (const mode of ['1 process × 8 workers', '4 processes × 2 workers'] as const) {
-    for (const contender of contenders) {
-      const reps: (ContentionResult & { counter: number; attemptsPerRelease?: number })[] = [];
-      for (let rep = 0; rep < config.contendReps; rep++) {
-        progress(`scenario 3 ${mode} rep ${rep + 1}: ${contender.name}`);
-        const keys = { lock: freshKey('contended'), state: freshKey('state') };
-        const before = await commandStats(admin);
-        const result =
-          mode === '1 process × 8 workers'
-            ? await contend(
-                contender.adapter,
-                stateClient,
-                keys,
-                Array.from({ length: 8 }, (_, i) => `w${i}`),
-                config.contendMs,
-              )
-            : await childContention(contender.tag, server.port, keys, config.contendMs);
-        const after = await commandStats(admin);
-        const counter = Number((await admin.get(`${keys.state}:counter`)) ?? 0);
-        const lost = result.sections - counter;
-        const evalsha = (after.evalsha ?? 0) - (before.evalsha ?? 0);
-        reps.push({
-          ...result,
-          violations: result.violations + Math.abs(lost),
-          counter,
-          // This library: every script call is an acquire attempt or a release (renewals are rare at a 30 s lease).
-          attemptsPerRelease:
-            contender.tag === 'lib' ? (evalsha - result.sections) / result.sections : undefined,
-        });
-      }
-      const seconds = config.contendMs / 1000;
-      const v = reps.reduce((sum, r) => sum + r.violations, 0);
-      violations += v;
-      scenario3.push({
-        mode,
-        name: contender.name,
-        sectionsPerSec: median(reps.map((r) => r.sections / seconds)),
-        handoffsPerSec: median(reps.map((r) => r.handoffs / seconds)),
-        p50WaitUs: median(reps.map((r) => percentile(r.waitsUs, 50))),
-        p99WaitUs: median(reps.map((r) => percentile(r.waitsUs, 99))),
-        minMax: median(reps.map((r) => Math.min(...r.perWorker) / Math.max(...r.perWorker))),
-        violations: v,
-        attemptsPerRelease:
-          contender.tag === 'lib' ? median(reps.map((r) => r.attemptsPerRelease!)) : undefined,
-        reps: reps.map(({ waitsUs: _w, ...rest }) => rest),
-      });
-    }
-  }
+  const scenario3 = await contentionScenario(
+    contenders,
+    server,
+    admin,
+    stateClient,
+    { durationMs: config.contendMs, reps: config.contendReps, freshKey },
+    progress,
+  );
+  let violations = scenario3.reduce((sum, row) => sum + row.violations, 0);
 
-  // Scenario 4: reentrant enter + exit inside a held lock.
-  progress('scenario 4: reentrant enter/exit');
-  const scenario4 = await lib.locks.run('bench:reentrant', async () => {
-    const commandsBefore = await totalCommands(admin);
-    const t = nowUs();
-    for (let i = 0; i < config.reentrant; i++) await lib.locks.run('bench:reentrant', noop);
-    const elapsed = (nowUs() - t) / 1e6;
-    const commands = (await totalCommands(admin)) - commandsBefore - 1; // minus the INFO call itself
-    return { opsPerSec: config.reentrant / elapsed, commandsPerOp: commands / config.reentrant };
+  // Scenarios 4 and 5: inside a held lock, and many locks held at once (held-locks.ts).
+  const scenario4 = await reentrancy(lib.locks, admin, config.reentrant, progress);
+  const scenario5 = await heldLocks(server.url, admin, config, progress);
+  // Scenario 6: @Locked against LockService.run, from the rows of scenarios 1 and 2.
+  const scenario6 = lockedOverhead(scenario1, scenario2, {
+    run: lib.run.name,
+    decorator: lib.decorator.name,
   });
-
-  // Scenario 5: many locks held at once with the watchdog on.
-  progress(`scenario 5: ${config.held} locks held, lease ${config.lease} ms`);
-  const watched = await nestjsRedisLock(server.url, { leaseTime: config.lease });
-  gc();
-  const memBefore = process.memoryUsage();
-  const handles = [];
-  for (let i = 0; i < config.held; i += 500) {
-    handles.push(
-      ...(await Promise.all(
-        Array.from({ length: Math.min(500, config.held - i) }, (_, j) =>
-          watched.locks.acquire(`bench:held:${i + j}`),
-        ),
-      )),
-    );
-  }
-  gc();
-  const memAfter = process.memoryUsage();
-  const period = Math.floor(config.lease / 3);
-  await sleep(period); // the first renewal also loads the script
-  await admin.config('RESETSTAT');
-  await sleep(period * config.periods + period / 2);
-  const renewCalls = (await commandStats(admin)).evalsha ?? 0;
-  const stillHeld = handles.filter((h) => !h.signal.aborted).length;
-  // A lock the watchdog could not keep (a starved machine) shows in stillHeld; its release throws.
-  await Promise.all(handles.map((h) => h.release().catch(() => undefined)));
-  const scenario5 = {
-    held: config.held,
-    stillHeld,
-    periods: config.periods,
-    scriptCallsPerPeriod: renewCalls / config.periods,
-    renewCallsInWindow: renewCalls,
-    locksPerCall: config.held / (renewCalls / config.periods),
-    rssBytesPerLock: (memAfter.rss - memBefore.rss) / config.held,
-    heapBytesPerLock: (memAfter.heapUsed - memBefore.heapUsed) / config.held,
-  };
-  await watched.run.close();
-
-  const s1lib = scenario1.find((r) => r.name === lib.run.name)!;
-  const s1dec = scenario1.find((r) => r.name === lib.decorator.name)!;
-  const s2lib = scenario2.find((r) => r.name === lib.run.name)!;
-  const s2dec = scenario2.find((r) => r.name === lib.decorator.name)!;
-  const scenario6 = {
-    sequentialOverhead: s1lib.cyclesPerSec / s1dec.cyclesPerSec - 1,
-    concurrentOverhead: s2lib.cyclesPerSec / s2dec.cyclesPerSec - 1,
-  };
 
   // Fairness: one worker per client, 8 clients as processes or in this process.
   const scenarioFair = await fairnessScenario(
@@ -414,31 +211,6 @@ async function main() {
       .join(', ')}. Scenarios 1-2: medians of ${config.reps} paired interleaved rounds.`,
     '',
   );
-  const throughputTable = (rows: typeof scenario1) =>
-    table(
-      [
-        'implementation',
-        'cycles/s',
-        'to floor',
-        'to fastest peer',
-        'to raw',
-        'p50 µs',
-        'p99 µs',
-        'Node CPU µs/cycle',
-        'Redis CPU µs/cycle',
-      ],
-      rows.map((r) => [
-        r.name,
-        fmt(r.cyclesPerSec),
-        fmt(r.floorRatio, 2),
-        fmt(r.peerRatio, 2),
-        fmt(r.ratio, 2),
-        fmt(r.p50Us),
-        fmt(r.p99Us),
-        fmt(r.nodeCpuUs, 1),
-        fmt(r.redisCpuUs, 1),
-      ]),
-    );
   out.push(
     `### 1. Uncontended acquire + release, sequential, distinct keys (${config.sequential} cycles)`,
     '',
@@ -451,78 +223,23 @@ async function main() {
     throughputTable(scenario2),
     '',
   );
-  out.push(`### 3. 8 workers on one key (${config.contendMs / 1000} s per run)`, '');
   out.push(
-    table(
-      [
-        'mode',
-        'implementation',
-        'sections/s',
-        'handoffs/s',
-        'p50 wait µs',
-        'p99 wait µs',
-        'worker min/max',
-        'violations',
-        'acquire attempts per release',
-      ],
-      scenario3.map((r) => [
-        r.mode as string,
-        r.name as string,
-        fmt(r.sectionsPerSec as number),
-        fmt(r.handoffsPerSec as number),
-        fmt(r.p50WaitUs as number),
-        fmt(r.p99WaitUs as number),
-        fmt(r.minMax as number, 2),
-        r.violations as number,
-        r.attemptsPerRelease === undefined ? '' : fmt(r.attemptsPerRelease as number, 2),
-      ]),
-    ),
+    `### 3. 8 workers on one key (${config.contendMs / 1000} s per run)`,
+    '',
+    contentionTable(scenario3),
     '',
   );
+  out.push('### 4. Reentrant enter + exit inside a held lock', '', reentrancyTable(scenario4), '');
   out.push(
-    '### 4. Reentrant enter + exit inside a held lock',
+    `### 5. ${config.held} locks held with the watchdog (lease ${config.lease} ms, renewal every ${renewalPeriod(config.lease)} ms)`,
     '',
-    table(
-      ['ops/s', 'Redis commands per op'],
-      [[fmt(scenario4.opsPerSec), fmt(scenario4.commandsPerOp, 4)]],
-    ),
-    '',
-  );
-  out.push(
-    `### 5. ${config.held} locks held with the watchdog (lease ${config.lease} ms, renewal every ${period} ms)`,
-    '',
-    table(
-      [
-        'locks still held',
-        'script calls per renewal period',
-        'locks per call',
-        'RSS bytes per lock',
-        'heap bytes per lock',
-      ],
-      [
-        [
-          scenario5.stillHeld,
-          fmt(scenario5.scriptCallsPerPeriod, 1),
-          fmt(scenario5.locksPerCall),
-          fmt(scenario5.rssBytesPerLock),
-          fmt(scenario5.heapBytesPerLock),
-        ],
-      ],
-    ),
+    heldLocksTable(scenario5),
     '',
   );
   out.push(
     '### 6. @Locked overhead against LockService.run',
     '',
-    table(
-      ['sequential', `${config.workers} concurrent`],
-      [
-        [
-          `${fmt(scenario6.sequentialOverhead * 100, 1)} %`,
-          `${fmt(scenario6.concurrentOverhead * 100, 1)} %`,
-        ],
-      ],
-    ),
+    overheadTable(scenario6, config.workers),
     '',
   );
   out.push(
@@ -548,29 +265,6 @@ async function main() {
     progress(`FAILED: ${violations} exclusion violations`);
     process.exit(1);
   }
-}
-
-function childContention(
-  tag: string,
-  port: number,
-  keys: { lock: string; state: string },
-  durationMs: number,
-): Promise<ContentionResult> {
-  return runWorkerProcesses<ContentionResult>('contention-worker.ts', 4, (index) => [
-    tag,
-    String(port),
-    keys.lock,
-    keys.state,
-    '2',
-    String(durationMs),
-    String(index),
-  ]).then((results) => ({
-    sections: results.reduce((s, r) => s + r.sections, 0),
-    handoffs: results.reduce((s, r) => s + r.handoffs, 0),
-    violations: results.reduce((s, r) => s + r.violations, 0),
-    perWorker: results.flatMap((r) => r.perWorker),
-    waitsUs: results.flatMap((r) => r.waitsUs),
-  }));
 }
 
 main().catch((error: unknown) => {
