@@ -36,6 +36,16 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
     expect(await java.writeLock(lock.name, 1, 30_000)).toBeGreaterThan(29_000);
   });
 
+  it('a Redisson writer that keeps a re-entered hold sets its own lease, not the watchdog’s', async () => {
+    const lock = await fresh();
+    expect(await java.writeLock(lock.name, 1, 5_000)).toBeNull();
+    expect(await java.writeLock(lock.name, 1, 5_000)).toBeNull();
+    expect(await java.writeUnlock(lock.name, 1)).toBe(0); // Redisson's internalLockLeaseTime
+    expect(waitOf(await lock.read('r:1'))).toBeLessThanOrEqual(5_000); // our reader waits no longer
+    expect(await java.writeUnlock(lock.name, 1)).toBe(1);
+    expect(await raw.keys(`redisson_unlock_latch:*${lock.name}*`)).toEqual([]); // deleted after
+  });
+
   it('our writer blocks a Redisson reader, and our release wakes it', async () => {
     const lock = await fresh();
     expect(await lock.write('w:1', 30_000)).toBe(0);
