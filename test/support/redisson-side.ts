@@ -12,7 +12,9 @@ import type { Redis } from 'ioredis';
  * deadlines on the client's clock, shortened by the wait of every waiter served or giving up;
  * unlocks read and write the unlock latch, then delete it, as Redisson's unlockInnerAsync; waiting
  * as RedissonLock.tryLock waits (a fair waiter that times out must call fairGiveUp itself, as
- * Redisson's acquireFailed). Not modelled: the watchdog, sharded pub/sub (SPUBLISH), WAIT.
+ * Redisson's acquireFailed); one read-lock watchdog renewal on call (renewRead, as ReadLockTask).
+ * Not modelled: the watchdog's timer, tryLock() without wait on a fair lock, forceUnlock, sharded
+ * pub/sub (SPUBLISH), WAIT.
  */
 
 /** Redisson's prefixName: `prefix:{name}`, or `prefix:name` when the name contains `{`. */
@@ -189,6 +191,24 @@ end
 redis.call('zrem', KEYS[2], ARGV[1])
 redis.call('lrem', KEYS[1], 0, ARGV[1])`;
 
+// KEYS: hash, P. ARGV: lease, then the owners of this client's read holds. 1 renewed, 0 none
+// left. Every lease key of a live owner and the hash get the lease: the hash's PTTL is set, not
+// raised.
+const RENEW_READ = `
+local alive = false
+for a = 2, #ARGV do
+  local count = redis.call('hget', KEYS[1], ARGV[a])
+  if count then
+    alive = true
+    for i = tonumber(count), 1, -1 do
+      redis.call('pexpire', KEYS[2] .. ':' .. ARGV[a] .. ':rwlock_timeout:' .. i, ARGV[1])
+    end
+  end
+end
+if not alive then return 0 end
+redis.call('pexpire', KEYS[1], ARGV[1])
+return 1`;
+
 /** What ended a wait: the first attempt, a message on the channel, or the TTL cap running out. */
 export type Wake = 'first' | 'message' | 'ttl' | 'timeout';
 
@@ -243,6 +263,13 @@ export class RedissonSide {
         [channel, this.leaseOf(lock), this.owner(thread), this.latchLease],
       ),
     );
+  }
+
+  /** One watchdog renewal of this client's read holds of `threads` (Redisson's ReadLockTask). */
+  renewRead(name: string, threads: number[], lease = this.watchdogLease): Promise<number | null> {
+    const keyPrefix = name.includes('{') ? name : `{${name}}`;
+    const owners = threads.map((thread) => this.owner(thread));
+    return this.eval(RENEW_READ, [name, keyPrefix], [lease, ...owners]);
   }
 
   fairTryLock(name: string, thread: number, lease: number, wait: number): Promise<number | null> {
