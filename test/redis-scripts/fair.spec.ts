@@ -164,6 +164,7 @@ describe('fair lock scripts against real Redis', () => {
     expect(await lock.release('h:1', 'h')).toBe(1);
     expect(await lock.release('h:1', 'h')).toBe(1);
     expect(await lock.release('h:1', 'y')).toBeNull();
+    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(listener.on(lock.channelOf('a:1'))).toEqual(['0']); // told once, not on the resend
   });
 
