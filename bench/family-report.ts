@@ -8,7 +8,7 @@ import {
   RW_WORKERS,
   SEM_WORKERS,
 } from './family-loops';
-import type { FamilyRuns } from './family';
+import type { FamilyRuns } from './family-runs';
 import { fmt, median, table } from './stats';
 
 const minMax = (perWorker: number[]) => Math.min(...perWorker) / Math.max(...perWorker);

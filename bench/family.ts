@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import { nestjsRedisLock } from './adapters';
-import { FAIRNESS_WAIT, mergeLogs, type FairnessResult, type WorkerLog } from './fairness';
+import { FAIRNESS_WAIT, mergeLogs, type WorkerLog } from './fairness';
 import { familyTables } from './family-report';
 import {
   FAIR_WORKERS,
@@ -24,52 +24,10 @@ import {
   SEM_WORKERS,
   readHeavy,
   type FamilyJob,
-  type ReadHeavyResult,
 } from './family-loops';
 import { FamilyPool } from './family-pool';
+import { FAMILY_CONFIG, type FamilyRuns, type SemaphoreRun, type Throughput } from './family-runs';
 import { fmt, nowUs, percentile } from './stats';
-
-/** Sizes of the family rows (quick mode keeps the whole part near 20 s). */
-export const FAMILY_CONFIG = {
-  quick: { reps: 1, rwMs: 1_000, fairMs: 1_500, seq: 500, conc: 2_000, oppMs: 1_000, semMs: 1_000 },
-  full: {
-    reps: 4,
-    rwMs: 3_000,
-    fairMs: 5_000,
-    seq: 2_000,
-    conc: 10_000,
-    oppMs: 5_000,
-    semMs: 5_000,
-  },
-};
-export type FamilyConfig = (typeof FAMILY_CONFIG)['full'];
-
-type Throughput = { cyclesPerSec: number; p50Us: number; p99Us: number; scriptCalls?: number };
-type SemaphoreRun = {
-  sections: number;
-  perWorker: number[];
-  timeouts: number;
-  violations: number;
-  maxAtEntry: number;
-  /** Sampled: holders inside their section (between INCR and DECR of the holders' counter). */
-  meanInside: number;
-  maxInside: number;
-  /** Sampled: permits held (ZCARD of the permits' sorted set). */
-  meanHeld: number;
-  maxHeld: number;
-  samples: number;
-};
-
-/** Everything measured, per variant: one entry per repetition. */
-export interface FamilyRuns {
-  config: FamilyConfig;
-  readHeavy: Record<'readWrite' | 'plain', ReadHeavyResult[]>;
-  /** With the script calls (acquire attempts and releases, every process) per section. */
-  fair: Record<'fair' | 'plain', (FairnessResult & { scriptCallsPerSection: number })[]>;
-  multi: Record<'multi' | 'nested', { sequential: Throughput[]; concurrent: Throughput[] }>;
-  opposite: FairnessResult[];
-  semaphore: SemaphoreRun[];
-}
 
 const mean = (values: number[]) => values.reduce((s, n) => s + n, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
