@@ -26,35 +26,11 @@ import {
   type FamilyJob,
 } from './family-loops';
 import { FamilyPool } from './family-pool';
-import { FAMILY_CONFIG, type FamilyRuns, type SemaphoreRun, type Throughput } from './family-runs';
-import { fmt, nowUs, percentile } from './stats';
+import { FAMILY_CONFIG, type FamilyRuns, type SemaphoreRun } from './family-runs';
+import { cycles, fmt } from './stats';
 
 const mean = (values: number[]) => values.reduce((s, n) => s + n, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function cycles(
-  run: (i: number) => Promise<unknown>,
-  n: number,
-  workers: number,
-): Promise<Throughput> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = nowUs();
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      for (let i = next++; i < n; i = next++) {
-        const t = nowUs();
-        await run(i);
-        latencies.push(nowUs() - t);
-      }
-    }),
-  );
-  return {
-    cyclesPerSec: n / ((nowUs() - started) / 1e6),
-    p50Us: percentile(latencies, 50),
-    p99Us: percentile(latencies, 99),
-  };
-}
 
 /**
  * Samples `keys` (GET of a count, or ZCARD of a sorted set, in one pipeline) from `startAt` for

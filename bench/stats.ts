@@ -25,3 +25,35 @@ export function table(header: string[], rows: (string | number)[][]): string {
 
 /** Nanosecond clock in microseconds. */
 export const nowUs = () => Number(process.hrtime.bigint()) / 1e3;
+
+/** A rate and the latency percentiles of the cycles that made it. */
+export interface CycleRate {
+  cyclesPerSec: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+/** `n` cycles of `run` (given the cycle's index) shared by `workers` concurrent loops. */
+export async function cycles(
+  run: (i: number) => Promise<unknown>,
+  n: number,
+  workers: number,
+): Promise<CycleRate> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = nowUs();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const t = nowUs();
+        await run(i);
+        latencies.push(nowUs() - t);
+      }
+    }),
+  );
+  return {
+    cyclesPerSec: n / ((nowUs() - started) / 1e6),
+    p50Us: percentile(latencies, 50),
+    p99Us: percentile(latencies, 99),
+  };
+}

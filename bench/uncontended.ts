@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { redisCpuUs } from './redis-info';
-import { fmt, median, nowUs, percentile, table } from './stats';
+import { cycles, fmt, median, table } from './stats';
 
 /** One measurement: throughput, latency and, once withCpu adds them, the CPU per cycle. */
 export interface Throughput {
@@ -60,50 +60,19 @@ async function withCpu(
 }
 
 /** `n` cycles one after the other, a new key each. */
-async function sequential(
+const sequential = (
   run: (key: string) => Promise<unknown>,
   n: number,
   freshKey: (tag: string) => string,
-): Promise<Throughput> {
-  const latencies: number[] = [];
-  const started = nowUs();
-  for (let i = 0; i < n; i++) {
-    const t = nowUs();
-    await run(freshKey('s'));
-    latencies.push(nowUs() - t);
-  }
-  return {
-    cyclesPerSec: n / ((nowUs() - started) / 1e6),
-    p50Us: percentile(latencies, 50),
-    p99Us: percentile(latencies, 99),
-  };
-}
+): Promise<Throughput> => cycles(() => run(freshKey('s')), n, 1);
 
 /** `n` cycles shared by `workers` concurrent loops, a new key each. */
-async function concurrent(
+const concurrent = (
   run: (key: string) => Promise<unknown>,
   n: number,
   workers: number,
   freshKey: (tag: string) => string,
-): Promise<Throughput> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = nowUs();
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (next++ < n) {
-        const t = nowUs();
-        await run(freshKey('c'));
-        latencies.push(nowUs() - t);
-      }
-    }),
-  );
-  return {
-    cyclesPerSec: n / ((nowUs() - started) / 1e6),
-    p50Us: percentile(latencies, 50),
-    p99Us: percentile(latencies, 99),
-  };
-}
+): Promise<Throughput> => cycles(() => run(freshKey('c')), n, workers);
 
 /**
  * Scenarios 1 and 2: a warm-up, then `config.reps` rounds, the order rotating each round, of a
