@@ -38,6 +38,10 @@ describe('fairness between clients in one process', () => {
     }
     const counter = `${first.prefix}counter`;
     const turns = apps.map(() => 0);
+    // Every client in the race first: each takes the lock once (its connections and its
+    // subscription to the lock's notices are up), so a client that starts late under load is
+    // not counted as starved.
+    await Promise.all(apps.map(({ locks }) => locks.run('shared', () => Promise.resolve())));
     let started = 0;
     // Every client loops until the sections run out; each section is a GET-then-SET increment.
     await Promise.all(
