@@ -215,14 +215,16 @@ describe('the lock family on a Redis Cluster', () => {
     }
     /**
      * `hold` is taken by one LockService (a 30 s lease), `wait` waits in the other one until the
-     * waiter's channel (matching `pattern`) is subscribed sharded, then `hold` is released: the
-     * waiter must get in by the notice, long before the lease, and the notice must be sharded.
+     * waiter's channel (matching `pattern`) is subscribed sharded, then `hold` is released (or
+     * `free` frees it from the holder's LockService): the waiter must get in by the notice, long
+     * before the lease, and every notice must be sharded (`spublish` of them).
      */
     async function wokenBySharded(
       name: string,
       pattern: (key: string) => string,
       hold: (locks: LockService) => Promise<{ release(): Promise<unknown> }>,
       wait: (locks: LockService) => Promise<{ release(): Promise<unknown> }>,
+      free?: { by: (locks: LockService) => Promise<boolean>; spublish: number },
     ): Promise<void> {
       const [locks, other, prefix] = await apps();
       const held = await hold(other);
@@ -232,10 +234,11 @@ describe('the lock family on a Redis Cluster', () => {
       await until(async () => (await shardChannels(key, pattern(key))).length > 0, 3_000);
       await suite.cluster.resetStats();
       const started = Date.now();
-      await held.release();
+      if (free) expect(await free.by(other)).toBe(true);
+      else await held.release();
       const got = await waiting;
       expect(Date.now() - started).toBeLessThan(2_000); // not the 30 s lease, nor the 5 s wait
-      expect(await publishes()).toEqual({ spublish: 1, publish: 0 });
+      expect(await publishes()).toEqual({ spublish: free?.spublish ?? 1, publish: 0 });
       await got.release();
     }
 
@@ -263,6 +266,31 @@ describe('the lock family on a Redis Cluster', () => {
         semaphoreChannelName,
         (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
         (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+      );
+    });
+
+    it('the same when the holder is force-unlocked (force-unlock scripts)', async () => {
+      await wokenBySharded(
+        'rw',
+        rwChannelName,
+        (locks) => locks.acquire('rw', { mode: 'read' }),
+        (locks) => locks.acquire('rw', { mode: 'write' }),
+        { by: (locks) => locks.forceUnlock('rw'), spublish: 1 },
+      );
+      // The fair lock: '0' on the plain channel and on each queued waiter's own channel.
+      await wokenBySharded(
+        'fair',
+        (key) => `${channelName(key)}:*`,
+        (locks) => locks.acquire('fair', { fair: true }),
+        (locks) => locks.acquire('fair', { fair: true }),
+        { by: (locks) => locks.forceUnlock('fair'), spublish: 2 },
+      );
+      await wokenBySharded(
+        'sem',
+        semaphoreChannelName,
+        (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+        (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+        { by: (locks) => locks.semaphore('sem', { permits: 1 }).forceUnlock(), spublish: 1 },
       );
     });
   });
