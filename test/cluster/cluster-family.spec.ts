@@ -2,7 +2,12 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { Command } from 'ioredis';
 import type { LockService } from '../../lib';
 import { keySlot } from '../../lib/engine/redis/key-slot';
-import { permitsName } from '../../lib/engine/redis/redis-names';
+import {
+  channelName,
+  permitsName,
+  rwChannelName,
+  semaphoreChannelName,
+} from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
 import { suiteCluster } from '../support/redis-cluster';
 import { clusterApp } from './cluster-kit';
@@ -188,6 +193,106 @@ describe('the lock family on a Redis Cluster', () => {
     expect(await locks.tryAcquire('doc', { mode: 'read' })).toBeNull();
     await write.release();
     await until(async () => !(await locks.isLocked('doc')));
+  });
+
+  describe('wakes waiters of every kind by a sharded notice (SPUBLISH/SSUBSCRIBE, as Redisson)', () => {
+    /** Shard channels matching `pattern` subscribed on the master of `key`'s slot. */
+    async function shardChannels(key: string, pattern: string): Promise<string[]> {
+      const port = await suite.cluster.masterForKey(key);
+      return (await suite.cluster.admin
+        .get(port)
+        .call('PUBSUB', 'SHARDCHANNELS', pattern)) as string[];
+    }
+    /** SPUBLISH and PUBLISH calls on all masters since the last resetStats(). */
+    async function publishes(): Promise<{ spublish: number; publish: number }> {
+      const counts = { spublish: 0, publish: 0 };
+      for (const port of await suite.cluster.masters()) {
+        const stats = await suite.cluster.commandstats(port);
+        counts.spublish += stats.spublish ?? 0;
+        counts.publish += stats.publish ?? 0;
+      }
+      return counts;
+    }
+    /**
+     * `hold` is taken by one LockService (a 30 s lease), `wait` waits in the other one until the
+     * waiter's channel (matching `pattern`) is subscribed sharded, then `hold` is released (or
+     * `free` frees it from the holder's LockService): the waiter must get in by the notice, long
+     * before the lease, and every notice must be sharded (`spublish` of them).
+     */
+    async function wokenBySharded(
+      name: string,
+      pattern: (key: string) => string,
+      hold: (locks: LockService) => Promise<{ release(): Promise<unknown> }>,
+      wait: (locks: LockService) => Promise<{ release(): Promise<unknown> }>,
+      free?: { by: (locks: LockService) => Promise<boolean>; spublish: number },
+    ): Promise<void> {
+      const [locks, other, prefix] = await apps();
+      const held = await hold(other);
+      const waiting = wait(locks);
+      waiting.catch(() => undefined); // awaited below; a failed check must not leave it unhandled
+      const key = prefix + name;
+      await until(async () => (await shardChannels(key, pattern(key))).length > 0, 3_000);
+      await suite.cluster.resetStats();
+      const started = Date.now();
+      if (free) expect(await free.by(other)).toBe(true);
+      else await held.release();
+      const got = await waiting;
+      expect(Date.now() - started).toBeLessThan(2_000); // not the 30 s lease, nor the 5 s wait
+      expect(await publishes()).toEqual({ spublish: free?.spublish ?? 1, publish: 0 });
+      await got.release();
+    }
+
+    it('a read-write waiter', async () => {
+      await wokenBySharded(
+        'rw',
+        rwChannelName,
+        (locks) => locks.acquire('rw', { mode: 'write' }),
+        (locks) => locks.acquire('rw', { mode: 'read' }),
+      );
+    });
+
+    it('a fair waiter (its own channel, named in the script)', async () => {
+      await wokenBySharded(
+        'fair',
+        (key) => `${channelName(key)}:*`,
+        (locks) => locks.acquire('fair', { fair: true }),
+        (locks) => locks.acquire('fair', { fair: true }),
+      );
+    });
+
+    it('a semaphore waiter', async () => {
+      await wokenBySharded(
+        'sem',
+        semaphoreChannelName,
+        (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+        (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+      );
+    });
+
+    it('the same when the holder is force-unlocked (force-unlock scripts)', async () => {
+      await wokenBySharded(
+        'rw',
+        rwChannelName,
+        (locks) => locks.acquire('rw', { mode: 'read' }),
+        (locks) => locks.acquire('rw', { mode: 'write' }),
+        { by: (locks) => locks.forceUnlock('rw'), spublish: 1 },
+      );
+      // The fair lock: '0' on the plain channel and on each queued waiter's own channel.
+      await wokenBySharded(
+        'fair',
+        (key) => `${channelName(key)}:*`,
+        (locks) => locks.acquire('fair', { fair: true }),
+        (locks) => locks.acquire('fair', { fair: true }),
+        { by: (locks) => locks.forceUnlock('fair'), spublish: 2 },
+      );
+      await wokenBySharded(
+        'sem',
+        semaphoreChannelName,
+        (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+        (locks) => locks.semaphore('sem', { permits: 1 }).acquire(),
+        { by: (locks) => locks.semaphore('sem', { permits: 1 }).forceUnlock(), spublish: 1 },
+      );
+    });
   });
 
   it('runs every kind on a cluster with the KEYS of each script call in one slot', async () => {

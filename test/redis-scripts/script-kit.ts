@@ -61,6 +61,7 @@ export function rwLock(raw: Redis, name: string) {
           owner,
           LATCH_TTL,
           prefix,
+          'publish',
         ),
       ),
     writeRelease: async (owner: string, requestId: string) =>
@@ -73,6 +74,7 @@ export function rwLock(raw: Redis, name: string) {
           channel,
           owner,
           LATCH_TTL,
+          'publish',
         ),
       ),
     forceUnlock: async () => int(await forceUnlock(raw, name)),
@@ -106,6 +108,7 @@ export function fairLock(raw: Redis, name: string) {
           options.place ?? 5_000,
           options.join === false ? '0' : '1',
           channels,
+          'publish',
         ),
       ),
     release: async (owner: string, requestId: string) =>
@@ -120,10 +123,13 @@ export function fairLock(raw: Redis, name: string) {
           channels,
           owner,
           LATCH_TTL,
+          'publish',
         ),
       ),
     leave: async (owner: string) =>
-      Number(await scripts.fairLeave.run(raw, 3, name, queue, timeouts, channels, owner)),
+      Number(
+        await scripts.fairLeave.run(raw, 3, name, queue, timeouts, channels, owner, 'publish'),
+      ),
     forceUnlock: async () => Number(await forceUnlock(raw, name)),
   };
 }

@@ -32,6 +32,7 @@ describe('permit-expirable semaphore: our scripts and Redisson’s share permits
       id,
       10_000,
       limit,
+      'publish',
     );
     await raw.del(latch);
     return reply === null ? null : Number(reply);

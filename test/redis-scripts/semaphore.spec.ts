@@ -23,13 +23,32 @@ describe('semaphore scripts against real Redis', () => {
   const acquire = (limit: number, id: string, lease = 30_000) =>
     scripts.acquire.run(raw, 2, name, timeout(), lease, id, limit) as Promise<number>;
   const release = (limit: number, id: string, request: string) =>
-    scripts.release.run(raw, 3, name, timeout(), latch(request), channel(), id, 10_000, limit);
+    scripts.release.run(
+      raw,
+      3,
+      name,
+      timeout(),
+      latch(request),
+      channel(),
+      id,
+      10_000,
+      limit,
+      'publish',
+    );
   const renew = (lease: number, ...ids: string[]) =>
     scripts.renew.run(raw, ids.length, ...ids.map(timeout), lease, ...ids);
   const available = (limit: number) =>
     scripts.available.run(raw, 2, name, timeout(), limit) as Promise<number>;
   const forceUnlock = (limit: number) =>
-    scripts.forceUnlock.run(raw, 2, name, timeout(), channel(), limit) as Promise<number>;
+    scripts.forceUnlock.run(
+      raw,
+      2,
+      name,
+      timeout(),
+      channel(),
+      limit,
+      'publish',
+    ) as Promise<number>;
   const stored = async () => Number(await raw.get(name));
 
   const server = suiteRedis();

@@ -12,13 +12,14 @@ const SHARDED_PUBSUB_MAJOR = 7;
 
 /**
  * The store's pub/sub side: one subscription per channel on the subscriber connection, every
- * message of a subscribed channel passed to the listener. Plain-lock channels are sharded
- * (SSUBSCRIBE, as their scripts SPUBLISH) on a Cluster of Redis >= 7 when ioredis can follow
- * sharded channels after a failover; every other channel, and everything elsewhere, is classic.
+ * message of a subscribed channel passed to the listener. Channels are sharded (SSUBSCRIBE, as
+ * every kind's scripts then SPUBLISH, as Redisson does) on a Cluster of Redis >= 7 when ioredis
+ * can follow sharded channels after a failover; classic elsewhere, and for channels marked
+ * classic (a kind whose scripts cannot SPUBLISH: none at present).
  */
 export class RedisNotices {
   private readonly subscriber: ScriptClient;
-  /** Whether plain-lock notices go over sharded pub/sub; decided once, at the first need. */
+  /** Whether notices go over sharded pub/sub; decided once, at the first need. */
   private shardedNotices: Promise<boolean> | undefined;
   /** What sharded() found, once it has (the release's fast path needs to know). */
   shardedKnown: boolean | undefined;
@@ -77,7 +78,7 @@ export class RedisNotices {
   }
 
   /**
-   * Whether plain-lock notices use sharded pub/sub: on a Cluster whose servers have it (Redis
+   * Whether notices use sharded pub/sub: on a Cluster whose servers have it (Redis
    * >= 7, read from INFO once) when ioredis can resubscribe sharded channels after a failover.
    */
   sharded(): Promise<boolean> {
@@ -97,7 +98,7 @@ export class RedisNotices {
     return this.shardedNotices;
   }
 
-  /** How plain-lock releases are announced. */
+  /** How releases (and the other notices of every kind's scripts) are announced. */
   publishCommand(): Promise<PublishCommand> {
     return this.sharded().then((sharded) => (sharded ? 'spublish' : 'publish'));
   }

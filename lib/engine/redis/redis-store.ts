@@ -14,7 +14,12 @@ import { fairKind, fairLeave } from './kinds/fair-kind';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';
 import { FENCING_COUNTER_TTL, plainKind } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
-import { UNLOCK_LATCH_TTL, type RedisKind, type ScriptCall } from './kinds/redis-kind';
+import {
+  channelSlots,
+  UNLOCK_LATCH_TTL,
+  type RedisKind,
+  type ScriptCall,
+} from './kinds/redis-kind';
 import { LockScripts } from './lock-scripts';
 import type { ScriptClient } from './lua-script';
 import { MultiLock } from './multi-lock';
@@ -53,8 +58,8 @@ const KIND_DIGIT: Record<HoldKind, string> = {
 /**
  * The lock store on one Redis server, a Sentinel-managed primary or a Redis Cluster: Redisson's
  * layout for each kind of hold (kinds/), one Lua script per state change (all keys of a script
- * in one slot), messages over pub/sub on Redisson's channels: plain-lock releases sharded
- * (SPUBLISH/SSUBSCRIBE) on a Cluster of Redis >= 7 when ioredis can follow sharded channels,
+ * in one slot), messages over pub/sub on Redisson's channels: sharded (SPUBLISH/SSUBSCRIBE) for
+ * every kind on a Cluster of Redis >= 7 when ioredis can follow sharded channels, as Redisson;
  * classic otherwise.
  */
 export class RedisStore implements LockStore {
@@ -113,9 +118,12 @@ export class RedisStore implements LockStore {
   /** An acquire of any kind, followed by WAIT when replicas must acknowledge it. */
   private async acquireBy(request: AcquireRequest, replicas: number): Promise<AcquireReply> {
     const kind = KINDS[request.kind as Exclude<HoldKind, 'multi'>];
-    const [reply, acknowledged] = await this.runCall(kind.acquire(request), replicas).catch(
-      failure(request.key, 'acquire'),
-    );
+    const failed = failure(request.key, 'acquire');
+    const publish = kind.shardable ? await this.notices.publishCommand().catch(failed) : 'publish';
+    const [reply, acknowledged] = await this.runCall(
+      kind.acquire(request, publish),
+      replicas,
+    ).catch(failed);
     const result = kind.acquired(reply, request);
     if (result.granted && acknowledged < replicas) {
       await this.release({ ...request, syncReplicas: 0 }).catch(() => undefined);
@@ -176,22 +184,23 @@ export class RedisStore implements LockStore {
   }
 
   async leave(request: AcquireRequest): Promise<void> {
-    await this.runCall(fairLeave(request), 0).catch(failure(request.key, 'leave'));
+    const failed = failure(request.key, 'leave');
+    const publish = await this.notices.publishCommand().catch(failed);
+    await this.runCall(fairLeave(request, publish), 0).catch(failed);
   }
 
   async forceUnlock(target: LockTarget): Promise<boolean> {
     const { key, name } = target;
     const failed = failure(key, 'force-unlock');
+    const publish = await this.notices.publishCommand().catch(failed);
     if (target.kind === 'permit') {
-      const [revoked] = await this.runCall(permitsForceUnlock(target), 0).catch(failed);
+      const [revoked] = await this.runCall(permitsForceUnlock(target, publish), 0).catch(failed);
       return Number(revoked) > 0;
     }
-    const publish = await this.notices.publishCommand().catch(failed);
-    const sharded = publish === 'spublish';
-    const keys = [name, fairQueueName(name), fairTimeoutName(name)];
-    if (sharded) keys.push(channelName(name));
-    const args = [publish, sharded ? '' : channelName(name), rwChannelName(name)];
-    args.push(readLeasePrefix(name), channelName(name));
+    const plain = channelSlots(channelName(name), publish);
+    const rw = channelSlots(rwChannelName(name), publish);
+    const keys = [name, fairQueueName(name), fairTimeoutName(name), ...plain.keys, ...rw.keys];
+    const args = [publish, plain.arg, rw.arg, readLeasePrefix(name), channelName(name)];
     const call = {
       script: LockScripts.forceUnlock,
       numKeys: keys.length,

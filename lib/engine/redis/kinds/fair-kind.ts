@@ -2,6 +2,7 @@ import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { channelName, fairQueueName, fairTimeoutName, fairWaiterChannel } from '../redis-names';
 import {
+  type PublishCommand,
   listenersOrNull,
   refusedTtl,
   type RedisKind,
@@ -18,8 +19,8 @@ const DEFAULT_PLACE_TIMEOUT = 5_000;
  * Redis; a release tells only the queue's head, on its own channel.
  */
 export const fairKind: RedisKind = {
-  shardable: false,
-  acquire: (request: AcquireRequest) => ({
+  shardable: true,
+  acquire: (request: AcquireRequest, publish) => ({
     script: LockScripts.fairAcquire,
     numKeys: 3,
     keysAndArgs: [
@@ -31,10 +32,11 @@ export const fairKind: RedisKind = {
       request.placeTimeout ?? DEFAULT_PLACE_TIMEOUT,
       request.queue === false ? '0' : '1',
       channelName(request.name),
+      publish,
     ],
   }),
   acquired: (reply) => (Number(reply) === 0 ? GRANTED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string) => ({
+  release: (hold: StoredHold, latch: string, publish) => ({
     script: LockScripts.fairRelease,
     numKeys: 4,
     keysAndArgs: [
@@ -45,6 +47,7 @@ export const fairKind: RedisKind = {
       channelName(hold.name),
       hold.owner,
       UNLOCK_LATCH_TTL,
+      publish,
     ],
   }),
   released: listenersOrNull,
@@ -52,7 +55,7 @@ export const fairKind: RedisKind = {
 };
 
 /** A fair waiter leaves the queue (fair-leave.lua). */
-export function fairLeave(request: AcquireRequest): ScriptCall {
+export function fairLeave(request: AcquireRequest, publish: PublishCommand): ScriptCall {
   return {
     script: LockScripts.fairLeave,
     numKeys: 3,
@@ -62,6 +65,7 @@ export function fairLeave(request: AcquireRequest): ScriptCall {
       fairTimeoutName(request.name),
       channelName(request.name),
       request.owner,
+      publish,
     ],
   };
 }

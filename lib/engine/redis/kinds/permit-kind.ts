@@ -1,11 +1,18 @@
 import type { AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { permitsName, semaphoreChannelName } from '../redis-names';
-import { listenersOrNull, type RedisKind, type ScriptCall, UNLOCK_LATCH_TTL } from './redis-kind';
+import {
+  channelSlots,
+  listenersOrNull,
+  type PublishCommand,
+  type RedisKind,
+  type ScriptCall,
+  UNLOCK_LATCH_TTL,
+} from './redis-kind';
 
 /** Leased permits of a semaphore (Redisson's RPermitExpirableSemaphore layout). */
 export const permitKind: RedisKind = {
-  shardable: false,
+  shardable: true,
   acquire: (request: AcquireRequest) => ({
     script: LockScripts.semaphoreAcquire,
     numKeys: 2,
@@ -22,19 +29,24 @@ export const permitKind: RedisKind = {
     if (value >= 0) return { granted: true, fencingToken: undefined, shared: value > 0 };
     return { granted: false, ttl: value === -1 ? Infinity : -2 - value };
   },
-  release: (hold: StoredHold, latch: string) => ({
-    script: LockScripts.semaphoreRelease,
-    numKeys: 3,
-    keysAndArgs: [
-      hold.name,
-      permitsName(hold.name),
-      latch,
-      semaphoreChannelName(hold.name),
-      hold.owner,
-      UNLOCK_LATCH_TTL,
-      limit(hold),
-    ],
-  }),
+  release: (hold: StoredHold, latch: string, publish) => {
+    const channel = channelSlots(semaphoreChannelName(hold.name), publish);
+    return {
+      script: LockScripts.semaphoreRelease,
+      numKeys: 3 + channel.keys.length,
+      keysAndArgs: [
+        hold.name,
+        permitsName(hold.name),
+        latch,
+        ...channel.keys,
+        channel.arg,
+        hold.owner,
+        UNLOCK_LATCH_TTL,
+        limit(hold),
+        publish,
+      ],
+    };
+  },
   released: listenersOrNull,
   channel: (target) => semaphoreChannelName(target.name),
 };
@@ -49,15 +61,18 @@ export function permitsAvailable(target: LockTarget): ScriptCall {
 }
 
 /** Revokes every permit of the semaphore. */
-export function permitsForceUnlock(target: LockTarget): ScriptCall {
+export function permitsForceUnlock(target: LockTarget, publish: PublishCommand): ScriptCall {
+  const channel = channelSlots(semaphoreChannelName(target.name), publish);
   return {
     script: LockScripts.semaphoreForceUnlock,
-    numKeys: 2,
+    numKeys: 2 + channel.keys.length,
     keysAndArgs: [
       target.name,
       permitsName(target.name),
-      semaphoreChannelName(target.name),
+      ...channel.keys,
+      channel.arg,
       limit(target),
+      publish,
     ],
   };
 }

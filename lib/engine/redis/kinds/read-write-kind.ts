@@ -1,14 +1,20 @@
 import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
-import { listenersOrNull, refusedTtl, type RedisKind, UNLOCK_LATCH_TTL } from './redis-kind';
+import {
+  channelSlots,
+  listenersOrNull,
+  refusedTtl,
+  type RedisKind,
+  UNLOCK_LATCH_TTL,
+} from './redis-kind';
 
 const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
 const GRANTED = { granted: true, fencingToken: undefined } as const;
 
 /** Read holds of a read-write lock (Redisson's RReadWriteLock.readLock()): shared. */
 export const readKind: RedisKind = {
-  shardable: false,
+  shardable: true,
   acquire: (request: AcquireRequest) => ({
     script: LockScripts.readAcquire,
     numKeys: 2,
@@ -20,19 +26,24 @@ export const readKind: RedisKind = {
     ],
   }),
   acquired: (reply) => (Number(reply) === 0 ? GRANTED_SHARED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string) => ({
-    script: LockScripts.readRelease,
-    numKeys: 3,
-    keysAndArgs: [
-      hold.name,
-      readLeaseKey(hold.name, hold.owner),
-      latch,
-      rwChannelName(hold.name),
-      hold.owner,
-      UNLOCK_LATCH_TTL,
-      readLeasePrefix(hold.name),
-    ],
-  }),
+  release: (hold: StoredHold, latch: string, publish) => {
+    const channel = channelSlots(rwChannelName(hold.name), publish);
+    return {
+      script: LockScripts.readRelease,
+      numKeys: 3 + channel.keys.length,
+      keysAndArgs: [
+        hold.name,
+        readLeaseKey(hold.name, hold.owner),
+        latch,
+        ...channel.keys,
+        channel.arg,
+        hold.owner,
+        UNLOCK_LATCH_TTL,
+        readLeasePrefix(hold.name),
+        publish,
+      ],
+    };
+  },
   // -1: this read hold ended while others still hold the lock (nobody was told).
   released: listenersOrNull,
   channel: (target) => rwChannelName(target.name),
@@ -40,18 +51,29 @@ export const readKind: RedisKind = {
 
 /** The write hold of a read-write lock (Redisson's RReadWriteLock.writeLock()): exclusive. */
 export const writeKind: RedisKind = {
-  shardable: false,
+  shardable: true,
   acquire: (request: AcquireRequest) => ({
     script: LockScripts.writeAcquire,
     numKeys: 1,
     keysAndArgs: [request.name, request.leaseTime, request.owner],
   }),
   acquired: (reply) => (Number(reply) === 0 ? GRANTED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string) => ({
-    script: LockScripts.writeRelease,
-    numKeys: 2,
-    keysAndArgs: [hold.name, latch, rwChannelName(hold.name), hold.owner, UNLOCK_LATCH_TTL],
-  }),
+  release: (hold: StoredHold, latch: string, publish) => {
+    const channel = channelSlots(rwChannelName(hold.name), publish);
+    return {
+      script: LockScripts.writeRelease,
+      numKeys: 2 + channel.keys.length,
+      keysAndArgs: [
+        hold.name,
+        latch,
+        ...channel.keys,
+        channel.arg,
+        hold.owner,
+        UNLOCK_LATCH_TTL,
+        publish,
+      ],
+    };
+  },
   released: listenersOrNull,
   channel: (target) => rwChannelName(target.name),
 };

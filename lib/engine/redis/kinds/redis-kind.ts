@@ -22,7 +22,8 @@ export interface ScriptCall {
 export interface RedisKind {
   /** Whether its notices may go over sharded pub/sub (its scripts can SPUBLISH). */
   readonly shardable: boolean;
-  acquire(request: AcquireRequest): ScriptCall;
+  /** `publish`: how a script that tells a waiter (fair-acquire.lua) publishes. */
+  acquire(request: AcquireRequest, publish: PublishCommand): ScriptCall;
   acquired(reply: unknown, request: AcquireRequest): AcquireReply;
   /** `latch`: the unlock latch key of this release request. */
   release(hold: StoredHold, latch: string, publish: PublishCommand): ScriptCall;
@@ -30,6 +31,18 @@ export interface RedisKind {
   released(reply: unknown): number | null;
   /** The channel a waiter for `target` listens on. */
   channel(target: LockTarget, owner: string): string;
+}
+
+/**
+ * A channel known in advance, as the scripts take it (see release.lua): with SPUBLISH, declared
+ * as a key (it must lie in the script's slot) and '' in its argument's place; with PUBLISH, an
+ * argument only (ACL key patterns then need not cover it).
+ */
+export function channelSlots(
+  channel: string,
+  publish: PublishCommand,
+): { keys: string[]; arg: string } {
+  return publish === 'spublish' ? { keys: [channel], arg: '' } : { keys: [], arg: channel };
 }
 
 /** Decodes the `-2 - pttl` refusal most acquire scripts return: the holder's lease, ms. */

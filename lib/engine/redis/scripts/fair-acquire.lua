@@ -10,6 +10,8 @@
 -- ARGV[4]  '1' to join the queue when refused; '0' for a single attempt that never queues
 -- ARGV[5]  the waiters' channel prefix (redisson_lock__channel:{N}); a waiter's channel is
 --          '<prefix>:<owner>'
+-- ARGV[6]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7) or 'publish', as
+--          release.lua; the head's channel is named here, undeclared (see fair-release.lua)
 -- Names 'prefix:{N}' follow Redisson's rule: 'prefix:N' when N already contains '{', so every key
 -- shares N's cluster slot.
 --
@@ -58,7 +60,7 @@ if pttl == -2 then
     return 0
   end
   if head ~= before then
-    redis.call('publish', ARGV[5] .. ':' .. head, '0')
+    redis.call(ARGV[6], ARGV[5] .. ':' .. head, '0')
   end
 elseif redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[1])

@@ -5,6 +5,8 @@
 -- KEYS[3]  the waiters' deadlines (zset redisson_lock_timeout:{N})
 -- ARGV[1]  the waiters' channel prefix (redisson_lock__channel:{N})
 -- ARGV[2]  owner id of the waiter that leaves
+-- ARGV[3]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7) or 'publish', as
+--          release.lua; the head's channel is named here, undeclared (see fair-release.lua)
 --
 -- Returns 1 when the owner was queued (it is not any more), 0 when it was not.
 --
@@ -26,7 +28,7 @@ while head and not redis.call('zscore', KEYS[3], head) do
   head = redis.call('lindex', KEYS[2], 0)
 end
 if head and head ~= before and redis.call('exists', KEYS[1]) == 0 then
-  redis.call('publish', ARGV[1] .. ':' .. head, '0')
+  redis.call(ARGV[3], ARGV[1] .. ':' .. head, '0')
 end
 if left > 0 then
   return 1

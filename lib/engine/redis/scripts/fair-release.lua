@@ -10,6 +10,13 @@
 --          '<prefix>:<owner>'
 -- ARGV[2]  owner id
 -- ARGV[3]  latch lifetime in milliseconds
+-- ARGV[4]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7, as Redisson in cluster
+--          mode) or 'publish', as release.lua
+-- The waiter's channel is named here, from the queue, so it cannot be declared in KEYS. It shares
+-- N's cluster slot by construction (its '{N}' tag), and Redis serves a script's undeclared keys
+-- of slots its node owns (scripts without a shebang may), so SPUBLISH reaches the master of N's
+-- slot, where the waiter's SSUBSCRIBE is: checked on a Redis 7 test cluster
+-- (test/cluster/cluster-family.spec.ts). A channel of another slot would not be safe.
 --
 -- Returns how many clients received the '0' published on the queue head's channel (0 when nobody
 -- is queued), or nil when the owner field is absent (the lock expired or was deleted): then
@@ -34,7 +41,7 @@ while head and not redis.call('zscore', KEYS[3], head) do
 end
 local listeners = 0
 if head then
-  listeners = redis.call('publish', ARGV[1] .. ':' .. head, '0')
+  listeners = redis.call(ARGV[4], ARGV[1] .. ':' .. head, '0')
 end
 redis.call('set', KEYS[4], listeners, 'px', ARGV[3])
 return listeners

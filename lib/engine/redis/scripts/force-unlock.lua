@@ -6,15 +6,17 @@
 -- KEYS[2]  the fair lock's queue (list redisson_lock_queue:{N})
 -- KEYS[3]  the fair lock's waiter deadlines (zset redisson_lock_timeout:{N})
 -- KEYS[4]  with 'spublish': the plain lock's channel (redisson_lock__channel:{N}), in N's slot
--- ARGV[1]  'spublish' (sharded pub/sub) or 'publish', as release.lua
+-- KEYS[5]  with 'spublish': the read-write lock's channel (redisson_rwlock:{N}), in N's slot
+-- ARGV[1]  'spublish' (sharded pub/sub) or 'publish', as release.lua; used for every message
 -- ARGV[2]  with 'publish': the plain lock's channel, not declared as a key (as release.lua)
--- ARGV[3]  the read-write lock's channel (redisson_rwlock:{N})
+-- ARGV[3]  with 'publish': the read-write lock's channel, not declared as a key
 -- ARGV[4]  P, the readers' lease key prefix: '{N}', or N itself when N contains '{'
 -- ARGV[5]  the fair waiters' channel prefix (redisson_lock__channel:{N}); a waiter's channel is
 --          '<prefix>:<owner>'
 --
 -- Keys not in KEYS: the readers' lease keys '<P>:<field>:rwlock_timeout:<i>' (i = 1 .. the
--- field's count), named by the hash's fields; they share N's cluster slot by construction.
+-- field's count), named by the hash's fields, and the fair waiters' channels, named by the queue;
+-- they share N's cluster slot by construction (see fair-release.lua for SPUBLISH to them).
 --
 -- Returns 1 when a lock was deleted, 0 when there was none. A read-write lock (its hash has a
 -- 'mode' field) loses its lease keys too and '1' is published on its channel (wake every
@@ -35,7 +37,7 @@ if mode then
     end
   end
   redis.call('del', KEYS[1])
-  redis.call('publish', ARGV[3], '1')
+  redis.call(ARGV[1], KEYS[5] or ARGV[3], '1')
   deleted = 1
 elseif redis.call('del', KEYS[1]) == 1 then
   redis.call(ARGV[1], plain, '0')
@@ -44,6 +46,6 @@ end
 local waiters = redis.call('lrange', KEYS[2], 0, -1)
 redis.call('del', KEYS[2], KEYS[3])
 for _, waiter in ipairs(waiters) do
-  redis.call('publish', ARGV[5] .. ':' .. waiter, '0')
+  redis.call(ARGV[1], ARGV[5] .. ':' .. waiter, '0')
 end
 return deleted

@@ -4,17 +4,22 @@
 -- KEYS[2]  this hold's lease key '<P>:<owner>:rwlock_timeout:1' (P: see ARGV[4])
 -- KEYS[3]  the unlock latch for this release request
 --          (redisson_unlock_latch:{N}:<32 hex request id>, as Redisson 3.24+)
--- ARGV[1]  the lock's channel (redisson_rwlock:{N}, or redisson_rwlock:N when N contains '{')
+-- KEYS[4]  with 'spublish': the lock's channel (as ARGV[1]), declared as a key so that it lies in
+--          N's cluster slot, where SPUBLISH must send it (as release.lua)
+-- ARGV[1]  with 'publish': the lock's channel (redisson_rwlock:{N}, or redisson_rwlock:N when N
+--          contains '{'), not declared as a key (as release.lua); '' with 'spublish'
 -- ARGV[2]  owner id '<client uuid>:<seq>'
 -- ARGV[3]  latch lifetime in milliseconds
 -- ARGV[4]  P, the other readers' lease key prefix: '{N}', or N itself when N contains '{'
+-- ARGV[5]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7, as Redisson in cluster
+--          mode) or 'publish', as release.lua
 --
 -- Keys not in KEYS: the other readers' lease keys '<P>:<field>:rwlock_timeout:<i>' (i = 1 .. that
 -- field's count: Redisson readers count re-entries in Redis and keep one key per level). Their
 -- names are only known from the hash's fields; they share N's cluster slot by construction.
 --
 -- Returns:
---   >= 0  the lock is now free: how many clients received the '0' published on ARGV[1]
+--   >= 0  the lock is now free: how many clients received the '0' published on its channel
 --   -1    this hold ended but the lock is still held (other live readers, or this owner's write
 --         hold after a downgrade): nothing is published
 --   nil   the owner's read field is absent (expired, deleted, never held): nothing is touched
@@ -54,7 +59,7 @@ if redis.call('hlen', KEYS[1]) > 1 then
 end
 if not answer then
   redis.call('del', KEYS[1])
-  answer = redis.call('publish', ARGV[1], '0')
+  answer = redis.call(ARGV[5], KEYS[4] or ARGV[1], '0')
 end
 redis.call('set', KEYS[3], answer, 'px', ARGV[3])
 return answer

@@ -3,9 +3,12 @@
 --
 -- KEYS[1]  N
 -- KEYS[2]  {N}:timeout
--- ARGV[1]  the channel (redisson_sc:{N})
+-- KEYS[3]  with 'spublish': the channel (as ARGV[1]), declared as a key, in N's cluster slot
+-- ARGV[1]  with 'publish': the channel (redisson_sc:{N}), not declared as a key (as release.lua);
+--          '' with 'spublish'
 -- ARGV[2]  limit the caller uses
--- (force-unlock.lua's ARGV, with the limit appended)
+-- ARGV[3]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7) or 'publish', as
+--          release.lua
 --
 -- Deletes the permit zset (Redisson's permits too), sets N to the limit, and when live permits
 -- were revoked publishes the limit (at least 1) so that waiters everywhere retry. Returns how
@@ -24,6 +27,6 @@ elseif stored ~= limit then
   redis.call('incrby', KEYS[1], limit - stored)
 end
 if revoked > 0 then
-  redis.call('publish', ARGV[1], math.max(1, limit))
+  redis.call(ARGV[3], KEYS[3] or ARGV[1], math.max(1, limit))
 end
 return revoked

@@ -4,11 +4,15 @@
 -- KEYS[2]  {N}:timeout
 -- KEYS[3]  the unlock latch for this release request
 --          (redisson_unlock_latch:{N}:<32 hex request id>, as the plain lock's)
--- ARGV[1]  the channel (redisson_sc:{N})
+-- KEYS[4]  with 'spublish': the channel (as ARGV[1]), declared as a key so that it lies in N's
+--          cluster slot, where SPUBLISH must send it (as release.lua)
+-- ARGV[1]  with 'publish': the channel (redisson_sc:{N}), not declared as a key (as release.lua);
+--          '' with 'spublish'
 -- ARGV[2]  permit id (the owner id)
 -- ARGV[3]  latch lifetime in milliseconds
 -- ARGV[4]  limit the caller uses
--- (release.lua's ARGV, with the limit appended)
+-- ARGV[5]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7, as Redisson in cluster
+--          mode) or 'publish', as release.lua
 --
 -- Returns, when the permit was held, how many clients received the message published on the
 -- channel (each process wakes one waiter per message); nil when the permit was not held: it
@@ -37,6 +41,6 @@ end
 if not released then
   return tonumber(redis.call('get', KEYS[3]))
 end
-local listeners = redis.call('publish', ARGV[1], math.max(1, limit - held))
+local listeners = redis.call(ARGV[5], KEYS[4] or ARGV[1], math.max(1, limit - held))
 redis.call('set', KEYS[3], listeners, 'px', ARGV[3])
 return listeners

@@ -3,11 +3,16 @@
 -- KEYS[1]  the lock hash N (see read-acquire.lua)
 -- KEYS[2]  the unlock latch for this release request
 --          (redisson_unlock_latch:{N}:<32 hex request id>, as Redisson 3.24+)
--- ARGV[1]  the lock's channel (redisson_rwlock:{N})
+-- KEYS[3]  with 'spublish': the lock's channel (as ARGV[1]), declared as a key so that it lies in
+--          N's cluster slot, where SPUBLISH must send it (as release.lua)
+-- ARGV[1]  with 'publish': the lock's channel (redisson_rwlock:{N}), not declared as a key (as
+--          release.lua); '' with 'spublish'
 -- ARGV[2]  owner id '<client uuid>:<seq>' (the script appends ':write')
 -- ARGV[3]  latch lifetime in milliseconds
+-- ARGV[4]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7, as Redisson in cluster
+--          mode) or 'publish', as release.lua
 --
--- Returns how many clients received the '1' published on ARGV[1] (Redisson's "wake every
+-- Returns how many clients received the '1' published on the lock's channel (Redisson's "wake every
 -- waiter"), or nil when the owner's write field is absent (expired, deleted, never held): then
 -- nothing is touched.
 --
@@ -24,6 +29,6 @@ if redis.call('hlen', KEYS[1]) > 1 then
 else
   redis.call('del', KEYS[1])
 end
-local listeners = redis.call('publish', ARGV[1], '1')
+local listeners = redis.call(ARGV[4], KEYS[3] or ARGV[1], '1')
 redis.call('set', KEYS[2], listeners, 'px', ARGV[3])
 return listeners
