@@ -7,17 +7,17 @@ import { LockHolds } from './lock-holds';
 import type { LockObserver } from './lock-observer';
 import {
   assertRunPolicies,
-  resolveLockOptions,
   RUN_OPTION_NAMES,
   type LockLostPolicy,
   type LockOptions,
   type ResolvedLockOptions,
   type RunOptions,
 } from './options/lock-options';
+import { CallOptions } from './options/call-options';
 import { applyLostPolicy } from './options/lost-policy';
 import { describe } from './options/validate';
 import { RedisSemaphore } from './semaphore';
-import { GroupHandle } from './ownership/group-handle';
+import { GroupHandle, isHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
 import type { LockStore, LockTarget } from './store/lock-store';
@@ -65,13 +65,14 @@ export class LockEngine {
   private readonly releaseHold = (hold: LockHold): Promise<void> => this.calls.release(hold);
   private readonly calls: HoldCalls;
   private readonly acquirer: Acquirer;
-  /** Resolved options of calls without options, by their default wait (run/acquire, try). */
-  private readonly defaults = new Map<number, ResolvedLockOptions>();
+  /** Per-call options with the engine's defaults filled in (also the semaphores'). */
+  readonly options: CallOptions;
   private closing: LockError | undefined;
   private closed: Promise<void> | undefined;
   private readonly outside: <T>(fn: () => T) => T;
 
   constructor(private readonly config: LockEngineConfig) {
+    this.options = new CallOptions(config);
     // Outside every chain: the engine's owner context and any other AsyncLocalStorage (request ids, spans).
     const root = new AsyncResource('LockEngine');
     const outside = <T>(fn: () => T): T => root.runInAsyncScope(() => this.context.exit(fn));
@@ -117,7 +118,7 @@ export class LockEngine {
    * LockAcquireTimeoutError after that.
    */
   async acquire(keys: LockKeys, options?: LockOptions): Promise<LockHandle> {
-    const opts = this.resolve(options, this.config.waitTime);
+    const opts = this.options.resolve(options, this.config.waitTime);
     const target = this.target(keys, opts);
     const entry = await this.enter(target, opts);
     if (!isHandle(entry)) throw busyError(target.key, opts.waitTime, entry, this.heldHere(target));
@@ -126,7 +127,7 @@ export class LockEngine {
 
   /** Takes the lock if it is free (or within `waitTime` if given); null when busy. */
   async tryAcquire(keys: LockKeys, options?: LockOptions): Promise<LockHandle | null> {
-    const opts = this.resolve(options, 0);
+    const opts = this.options.resolve(options, 0);
     const entry = await this.enter(this.target(keys, opts), opts);
     return isHandle(entry) ? entry : null;
   }
@@ -148,7 +149,7 @@ export class LockEngine {
         );
       }
       if (options !== undefined && options !== null) assertRunPolicies(options);
-      const opts = this.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
+      const opts = this.options.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
       return this.runOn(this.target(keys, opts), fn, opts, options);
     } catch (error) {
       return Promise.reject(error);
@@ -283,27 +284,6 @@ export class LockEngine {
     this.holds.stop();
   }
 
-  /** Validates per-call options and fills in the engine's defaults. */
-  resolve(
-    options: LockOptions | undefined,
-    waitTime = this.config.waitTime,
-    known?: readonly string[],
-  ): ResolvedLockOptions {
-    const { leaseTime, fencing, syncReplicas } = this.config;
-    if (options === undefined) {
-      // No options: the same (never mutated) defaults every time, one object less per call.
-      const cached = this.defaults.get(waitTime);
-      if (cached) return cached;
-    }
-    const resolved = resolveLockOptions(
-      options,
-      { waitTime, leaseTime, fencing, syncReplicas },
-      known,
-    );
-    if (options === undefined && this.defaults.size < 2) this.defaults.set(waitTime, resolved);
-    return resolved;
-  }
-
   private target(keys: LockKeys, opts?: ResolvedLockOptions, mode = opts?.mode): LockTarget {
     return callTarget(this.config.keyPrefix, keys, mode, opts?.fair ?? false);
   }
@@ -319,8 +299,4 @@ export class LockEngine {
       this.config.observer?.lost(error);
     });
   }
-}
-
-function isHandle(entry: LockEntry | GroupHandle | Busy): entry is LockEntry | GroupHandle {
-  return entry instanceof LockEntry || entry instanceof GroupHandle;
 }

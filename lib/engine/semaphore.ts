@@ -9,16 +9,14 @@ import {
   type ResolvedLockOptions,
   type RunOptions,
 } from './options/lock-options';
+import type { CallOptions } from './options/call-options';
 import { describe } from './options/validate';
 import type { LockStore, LockTarget } from './store/lock-store';
 
 /** What a semaphore needs of the lock engine. */
 export interface PermitEngine {
-  resolve(
-    options: LockOptions | undefined,
-    waitTime?: number,
-    known?: readonly string[],
-  ): ResolvedLockOptions;
+  /** Per-call options with the engine's defaults filled in. */
+  readonly options: CallOptions;
   enter(target: LockTarget, opts: ResolvedLockOptions): Promise<PermitHandle | Busy>;
   runOn<T>(
     target: LockTarget,
@@ -64,7 +62,7 @@ export class RedisSemaphore {
 
   /** Takes a permit, waiting up to `waitTime`; throws LockAcquireTimeoutError after that. */
   async acquire(options?: PermitOptions): Promise<PermitHandle> {
-    const opts = this.engine.resolve(options, undefined, PERMIT_OPTION_NAMES);
+    const opts = this.engine.options.resolve(options, undefined, PERMIT_OPTION_NAMES);
     const entry = await this.engine.enter(this.target, opts);
     if (isBusy(entry)) throw busyError(this.target.key, opts.waitTime, entry, false);
     return entry;
@@ -72,7 +70,7 @@ export class RedisSemaphore {
 
   /** Takes a permit if one is free (or within `waitTime` if given); null when none is. */
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | null> {
-    const opts = this.engine.resolve(options, 0, PERMIT_OPTION_NAMES);
+    const opts = this.engine.options.resolve(options, 0, PERMIT_OPTION_NAMES);
     const entry = await this.engine.enter(this.target, opts);
     return isBusy(entry) ? null : entry;
   }
@@ -90,7 +88,7 @@ export class RedisSemaphore {
       throw new LockError(`run() needs the function to run holding a permit, got ${describe(fn)}.`);
     }
     if (options !== undefined && options !== null) assertRunPolicies(options);
-    const opts = this.engine.resolve(options, undefined, PERMIT_RUN_OPTION_NAMES);
+    const opts = this.engine.options.resolve(options, undefined, PERMIT_RUN_OPTION_NAMES);
     return this.engine.runOn(this.target, fn, opts, options);
   }
 

@@ -1,6 +1,7 @@
 import { LockLostError, LockNotHeldError } from '../../lock.errors';
 import type { LockHandle } from '../lock-handle';
-import type { LockEntry } from './lock-entry';
+import type { Busy } from '../busy';
+import { LockEntry } from './lock-entry';
 
 /**
  * The one handle of a multi-lock: an entry per member key, chained in the call chain (members
@@ -57,4 +58,9 @@ export class GroupHandle implements LockHandle {
   async [Symbol.asyncDispose](): Promise<void> {
     if (!this.released) await this.release();
   }
+}
+
+/** Whether an enter() gave a handle (a lock's entry or a group's), not a busy answer. */
+export function isHandle(entry: LockEntry | GroupHandle | Busy): entry is LockEntry | GroupHandle {
+  return entry instanceof LockEntry || entry instanceof GroupHandle;
 }
