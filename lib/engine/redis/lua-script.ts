@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { batchWrites } from './write-batching';
 
 /** A connection scripts run on: one server (or Sentinel primary), or a Redis Cluster. */
 export type ScriptClient = Redis | Cluster;
@@ -15,8 +16,8 @@ export class LuaScript {
   }
 
   /**
-   * Runs the script with EVALSHA, arguments as EVALSHA takes them: the number of keys, then the
-   * keys, then the other arguments (on a Cluster it goes to the master of the first key's
+   * Runs the script with EVALSHA (batched with the calls around it, see batchWrites), arguments
+   * as EVALSHA takes them: the number of keys, then the keys, then the other arguments (on a Cluster it goes to the master of the first key's
    * slot). When Redis does not know the script (first use, SCRIPT FLUSH, restart, a promoted
    * replica) it is loaded and the call repeated once: with SCRIPT LOAD on one server; on a
    * Cluster with EVAL, which goes where the EVALSHA went (a SCRIPT LOAD would go to any node).
@@ -26,6 +27,7 @@ export class LuaScript {
     numKeys: number,
     ...keysAndArgs: (string | number)[]
   ): Promise<unknown> {
+    batchWrites(client);
     return client.evalsha(this.sha, numKeys, ...keysAndArgs).catch((error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       if (client.isCluster) return client.eval(this.source, numKeys, ...keysAndArgs);
@@ -46,6 +48,7 @@ export class LuaScript {
     numKeys: number,
     ...keysAndArgs: (string | number)[]
   ): Promise<T> {
+    batchWrites(client);
     return client.evalsha(this.sha, numKeys, ...keysAndArgs).then(onReply, (error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return onError(error);
       const again = client.isCluster
