@@ -1,6 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { LockError, LockLostError, messageOf } from '../lock.errors';
 import { Acquirer } from './acquirer';
+import { GroupAcquirer } from './group-acquirer';
 import type { LockHandle } from './lock-handle';
 import type { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
@@ -65,6 +66,7 @@ export class LockEngine {
   private readonly releaseHold = (hold: LockHold): Promise<void> => this.calls.release(hold);
   private readonly calls: HoldCalls;
   private readonly acquirer: Acquirer;
+  private readonly groups: GroupAcquirer;
   /** Per-call options with the engine's defaults filled in (also the semaphores'). */
   readonly options: CallOptions;
   private closing: LockError | undefined;
@@ -106,6 +108,7 @@ export class LockEngine {
       releaseHold: this.releaseHold,
       closing: () => this.closing,
     });
+    this.groups = new GroupAcquirer(this.acquirer);
   }
 
   /** How many locks this process holds now. */
@@ -190,7 +193,7 @@ export class LockEngine {
   /** Takes `target` for the current chain (waiting as `opts` says): its handle, or busy. */
   enter(target: LockTarget, opts: ResolvedLockOptions): Promise<LockEntry | GroupHandle | Busy> {
     return target.kind === 'multi'
-      ? this.acquirer.enterGroup(target, opts)
+      ? this.groups.enter(target, opts)
       : this.acquirer.enter(target, opts);
   }
 

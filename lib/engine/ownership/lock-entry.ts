@@ -24,8 +24,11 @@ export class LockEntry implements LockHandle {
   readonly id: string;
   readonly key: string;
   private nested: LockEntry | null = null;
-  /** Siblings waiting for the nested slot; each brings the innermost entry of its chain. */
-  private readonly siblings = new WaitList<LockEntry, LockEntry | undefined>(() => this.idle());
+  /**
+   * Siblings waiting for the nested slot; each brings the innermost entry of its chain. Made
+   * when the first one comes: most entries never have any.
+   */
+  private waiting: WaitList<LockEntry, LockEntry | undefined> | undefined;
   private whenIdle: (() => void) | undefined;
   private released = false;
 
@@ -91,7 +94,8 @@ export class LockEntry implements LockHandle {
     if (waitTime <= 0) return null;
     // A loss of the hold rejects waiting siblings at once (with the LockLostError).
     const ends = signal ? AbortSignal.any([signal, this.hold.signal]) : this.hold.signal;
-    return this.siblings.add(outer, waitTime, ends);
+    this.waiting ??= new WaitList<LockEntry, LockEntry | undefined>(() => this.idle());
+    return this.waiting.add(outer, waitTime, ends);
   }
 
   /**
@@ -103,7 +107,7 @@ export class LockEntry implements LockHandle {
       return Promise.reject(new LockNotHeldError(this.key, 'this handle was already released.'));
     }
     this.released = true;
-    if (this.nested !== null || this.siblings.length > 0) {
+    if (this.nested !== null || this.siblingCount > 0) {
       return new Promise<void>((resolve) => (this.whenIdle = resolve)).then(() =>
         this.leaveLevel(),
       );
@@ -131,21 +135,26 @@ export class LockEntry implements LockHandle {
     this.nested = null;
     const lost = this.hold.lostError;
     if (lost) {
-      this.siblings.failAll(lost);
+      this.waiting?.failAll(lost);
       return;
     }
-    const next = this.siblings.head();
-    if (next === undefined) {
+    const waiting = this.waiting;
+    const next = waiting?.head();
+    if (waiting === undefined || next === undefined) {
       this.idle();
       return;
     }
     this.nested = new LockEntry(this.hold, next.data, this, this.releaseHold);
-    this.siblings.grant(next, this.nested);
+    waiting.grant(next, this.nested);
+  }
+
+  private get siblingCount(): number {
+    return this.waiting?.length ?? 0;
   }
 
   /** Wakes a release that waits for the nested slot and its queue to empty. */
   private idle(): void {
-    if (this.nested !== null || this.siblings.length > 0 || this.whenIdle === undefined) return;
+    if (this.nested !== null || this.siblingCount > 0 || this.whenIdle === undefined) return;
     const resolve = this.whenIdle;
     this.whenIdle = undefined;
     resolve();
