@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Redis } from 'ioredis';
-import type { ScriptClient } from './lua-script';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * Lock calls per socket write while batching. Small enough that Redis starts on the first
@@ -30,7 +29,7 @@ function flush(socket: Socket): void {
  * commands back. Cluster clients (a connection per node) and sockets not writable yet (commands
  * then wait in ioredis' offline queue) are left alone.
  */
-export function batchWrites(client: ScriptClient): void {
+export function batchWrites(client: Redis | Cluster): void {
   if (client.isCluster) return;
   const connection = client as Redis;
   const socket = connection.stream as Socket | undefined;
