@@ -146,33 +146,33 @@ export class HoldCalls {
         queue: extra?.request?.queue,
         placeTimeout: extra?.request?.placeTimeout,
       };
-      this.store.acquire(request).then(
-        (reply) => {
-          // Late, and a newer attempt of the owner id was sent: that one holds what this got.
-          const replaced = timedOut && superseded();
-          this.settled(timer, given ? owner : undefined);
-          if (replaced) return;
-          if (!reply.granted) extra?.refused?.(reply);
-          let result: LockHold | number;
-          try {
-            result = this.granted(reply, target, owner, opts, sentAt);
-          } catch (error) {
-            reject(error);
-            return;
-          }
-          // An answer after the bound: the caller has moved on, so a late grant is freed.
-          if (!timedOut) resolve(result);
-          else if (typeof result !== 'number') void this.drop(result);
-        },
-        (error: unknown) => {
-          this.settled(timer, given ? owner : undefined);
-          if (timedOut) return;
-          // A script that failed midway may have written the lock (Redis keeps a script's writes).
-          if (error instanceof LockRedisError)
-            void this.cleanup(target, owner, sentAt + leaseTime, superseded);
+      const answered = (reply: AcquireReply) => {
+        // Late, and a newer attempt of the owner id was sent: that one holds what this got.
+        const replaced = timedOut && superseded();
+        this.settled(timer, given ? owner : undefined);
+        if (replaced) return;
+        if (!reply.granted) extra?.refused?.(reply);
+        let result: LockHold | number;
+        try {
+          result = this.granted(reply, target, owner, opts, sentAt);
+        } catch (error) {
           reject(error);
-        },
-      );
+          return;
+        }
+        // An answer after the bound: the caller has moved on, so a late grant is freed.
+        if (!timedOut) resolve(result);
+        else if (typeof result !== 'number') void this.drop(result);
+      };
+      const failed = (error: unknown) => {
+        this.settled(timer, given ? owner : undefined);
+        if (timedOut) return;
+        // A script that failed midway may have written the lock (Redis keeps a script's writes).
+        if (error instanceof LockRedisError)
+          void this.cleanup(target, owner, sentAt + leaseTime, superseded);
+        reject(error);
+      };
+      if (this.store.acquireInto) this.store.acquireInto(request, answered, failed);
+      else this.store.acquire(request).then(answered, failed);
     });
   }
 
@@ -234,34 +234,31 @@ export class HoldCalls {
         }
       }, limit);
       timer.unref();
-      this.store.release(hold).then(
-        (listeners) => {
-          clearTimeout(timer);
-          if (timedOut) return;
-          if (lost) return reject(lost);
-          if (listeners !== null) {
-            this.waiters.released(hold, listeners);
-            this.driver.observer?.released(hold.key, now() - hold.sentAt);
-            return resolve();
-          }
-          const error = new LockLostError(
-            hold.key,
-            'it had expired or been deleted before release',
-          );
-          this.driver.report(error);
-          reject(error);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          if (timedOut) return;
-          // The lock stays until its lease ends (the watchdog no longer renews it).
-          this.driver.logger.warn(
-            `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms.`,
-          );
-          if (lost) reject(lost);
-          else resolve();
-        },
-      );
+      const answered = (listeners: number | null) => {
+        clearTimeout(timer);
+        if (timedOut) return;
+        if (lost) return reject(lost);
+        if (listeners !== null) {
+          this.waiters.released(hold, listeners);
+          this.driver.observer?.released(hold.key, now() - hold.sentAt);
+          return resolve();
+        }
+        const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
+        this.driver.report(error);
+        reject(error);
+      };
+      const failed = (error: unknown) => {
+        clearTimeout(timer);
+        if (timedOut) return;
+        // The lock stays until its lease ends (the watchdog no longer renews it).
+        this.driver.logger.warn(
+          `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms.`,
+        );
+        if (lost) reject(lost);
+        else resolve();
+      };
+      if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
+      else this.store.release(hold).then(answered, failed);
     });
   }
 

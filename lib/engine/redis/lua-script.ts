@@ -38,13 +38,14 @@ export class LuaScript {
   }
 
   /**
-   * As run(), with the reply mapped by `onReply` and any failure by `onError` in the same step
-   * (one promise less per call than `run(...).then(onReply, onError)`: the lock's hot path).
+   * As run(), with the reply mapped by `onReply` and any failure by `onError` (which throws, or
+   * hands the failure on) in the same step: one promise less per call than
+   * `run(...).then(onReply, onError)`, on the lock's hot path.
    */
   call<T>(
     client: ScriptClient,
     onReply: (reply: unknown) => T,
-    onError: (error: unknown) => never,
+    onError: (error: unknown) => T,
     numKeys: number,
     ...keysAndArgs: (string | number)[]
   ): Promise<T> {

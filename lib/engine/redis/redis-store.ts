@@ -12,14 +12,9 @@ import {
 } from '../store/lock-store';
 import { fairKind, fairLeave } from './kinds/fair-kind';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';
-import { FENCING_COUNTER_TTL, plainKind } from './kinds/plain-kind';
+import { acquirePlain, plainKind, releasePlain } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
-import {
-  channelSlots,
-  UNLOCK_LATCH_TTL,
-  type RedisKind,
-  type ScriptCall,
-} from './kinds/redis-kind';
+import { channelSlots, type RedisKind, type ScriptCall } from './kinds/redis-kind';
 import { LockScripts } from './lock-scripts';
 import type { ScriptClient } from './lua-script';
 import { MultiLock } from './multi-lock';
@@ -34,7 +29,6 @@ import {
   fairTimeoutName,
   readLeasePrefix,
   rwChannelName,
-  tokenKey,
   unlockLatchKey,
 } from './redis-names';
 
@@ -86,32 +80,27 @@ export class RedisStore implements LockStore {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    const { key, name, fencing, owner } = request;
+    const { key } = request;
     const replicas = request.syncReplicas ?? 0;
     if (request.kind === 'multi') return this.multi.acquire(request).catch(failure(key, 'acquire'));
     if (request.kind !== 'lock' || replicas > 0) return this.acquireBy(request, replicas);
-    // The common case, one promise per call: the lock's hot path (Redisson's own arguments).
-    if (!fencing) {
-      return LockScripts.acquire.call(
-        this.client,
-        acquireReply,
-        failure(key, 'acquire'),
-        1,
-        name,
-        request.leaseTime,
-        owner,
-      );
+    return acquirePlain(this.client, request, acquireReply, failure(key, 'acquire'));
+  }
+
+  acquireInto(
+    request: AcquireRequest,
+    answered: (reply: AcquireReply) => void,
+    failed: (error: unknown) => void,
+  ): void {
+    if (request.kind !== 'lock' || (request.syncReplicas ?? 0) > 0) {
+      this.acquire(request).then(answered, failed);
+      return;
     }
-    return LockScripts.acquireFenced.call(
+    void acquirePlain(
       this.client,
-      acquireReply,
-      failure(key, 'acquire'),
-      2,
-      name,
-      tokenKey(name),
-      request.leaseTime,
-      owner,
-      FENCING_COUNTER_TTL,
+      request,
+      (reply) => answered(acquireReply(reply)),
+      (error) => failed(redisError(request.key, 'acquire', error)),
     );
   }
 
@@ -133,28 +122,50 @@ export class RedisStore implements LockStore {
   }
 
   release(hold: StoredHold): Promise<number | null> {
-    const { name, owner } = hold;
-    const requestId = this.requestId(owner, hold.kind);
-    const replicas = hold.syncReplicas ?? 0;
-    if (hold.kind === 'lock' && replicas === 0 && this.notices.shardedKnown === false) {
-      // The common case, one promise per call: the lock's hot path.
-      return LockScripts.release.call(
+    if (this.plainRelease(hold)) {
+      return releasePlain(
         this.client,
+        hold,
+        this.latchOf(hold),
         releaseReply,
         failure(hold.key, 'release'),
-        2,
-        name,
-        unlockLatchKey(name, requestId),
-        owner,
-        UNLOCK_LATCH_TTL,
-        'publish',
-        channelName(name),
       );
     }
+    const requestId = this.requestId(hold.owner, hold.kind);
     if (hold.kind === 'multi') {
       return this.multi.release(hold, requestId).catch(failure(hold.key, 'release'));
     }
-    return this.releaseBy(hold, requestId, replicas);
+    return this.releaseBy(hold, requestId, hold.syncReplicas ?? 0);
+  }
+
+  releaseInto(
+    hold: StoredHold,
+    answered: (listeners: number | null) => void,
+    failed: (error: unknown) => void,
+  ): void {
+    if (!this.plainRelease(hold)) {
+      this.release(hold).then(answered, failed);
+      return;
+    }
+    void releasePlain(
+      this.client,
+      hold,
+      this.latchOf(hold),
+      (reply) => answered(releaseReply(reply)),
+      (error) => failed(redisError(hold.key, 'release', error)),
+    );
+  }
+
+  /** The unlock latch of this release request of `hold`. */
+  private latchOf(hold: StoredHold): string {
+    return unlockLatchKey(hold.name, this.requestId(hold.owner, hold.kind));
+  }
+
+  /** Whether `hold` is released by release.lua alone: a plain lock, no WAIT, classic pub/sub. */
+  private plainRelease(hold: StoredHold): boolean {
+    return (
+      hold.kind === 'lock' && (hold.syncReplicas ?? 0) === 0 && this.notices.shardedKnown === false
+    );
   }
 
   /** A release of any kind, on sharded pub/sub or followed by WAIT (best effort: never undone). */

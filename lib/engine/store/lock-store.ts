@@ -87,6 +87,22 @@ export interface LockStore {
    */
   release(hold: StoredHold): Promise<number | null>;
   /**
+   * acquire(), its answer handed to `answered` (a failure to `failed`) in the step that reads it:
+   * one promise and one microtask hop less on the path every lock call takes. Optional: without
+   * it the engine uses acquire().
+   */
+  acquireInto?(
+    request: AcquireRequest,
+    answered: (reply: AcquireReply) => void,
+    failed: (error: unknown) => void,
+  ): void;
+  /** release() as acquireInto() is acquire(). Optional likewise. */
+  releaseInto?(
+    hold: StoredHold,
+    answered: (listeners: number | null) => void,
+    failed: (error: unknown) => void,
+  ): void;
+  /**
    * Restores the lease of each hold still owned. Gets every hold due in a renewal period at
    * once and batches them as it sees fit. One result per hold: true (still held), false (lost;
    * for a group: any member), or the error of a call that got no answer.

@@ -1,4 +1,5 @@
 import type { AcquireRequest, StoredHold } from '../../store/lock-store';
+import type { ScriptClient } from '../lua-script';
 import { LockScripts } from '../lock-scripts';
 import { acquireReply, releaseReply } from '../replies';
 import { channelName, tokenKey } from '../redis-names';
@@ -44,3 +45,53 @@ export const plainKind: RedisKind = {
   released: releaseReply,
   channel: (target) => channelName(target.name),
 };
+
+/**
+ * A plain lock's acquire as one script call with its arguments spelled out (no ScriptCall built):
+ * the path every lock call takes. `onReply` and `onError` run in the step that reads the answer.
+ */
+export function acquirePlain<T>(
+  client: ScriptClient,
+  request: AcquireRequest,
+  onReply: (reply: unknown) => T,
+  onError: (error: unknown) => T,
+): Promise<T> {
+  const { name, owner, leaseTime } = request;
+  if (!request.fencing) {
+    return LockScripts.acquire.call(client, onReply, onError, 1, name, leaseTime, owner);
+  }
+  return LockScripts.acquireFenced.call(
+    client,
+    onReply,
+    onError,
+    2,
+    name,
+    tokenKey(name),
+    leaseTime,
+    owner,
+    FENCING_COUNTER_TTL,
+  );
+}
+
+/** A plain lock's release with classic PUBLISH as acquirePlain() is its acquire (`latch`: its unlock latch key). */
+export function releasePlain<T>(
+  client: ScriptClient,
+  hold: StoredHold,
+  latch: string,
+  onReply: (reply: unknown) => T,
+  onError: (error: unknown) => T,
+): Promise<T> {
+  const { name, owner } = hold;
+  return LockScripts.release.call(
+    client,
+    onReply,
+    onError,
+    2,
+    name,
+    latch,
+    owner,
+    UNLOCK_LATCH_TTL,
+    'publish',
+    channelName(name),
+  );
+}
