@@ -123,13 +123,8 @@ export class RedisStore implements LockStore {
 
   release(hold: StoredHold): Promise<number | null> {
     if (this.plainRelease(hold)) {
-      return releasePlain(
-        this.client,
-        hold,
-        this.latchOf(hold),
-        releaseReply,
-        failure(hold.key, 'release'),
-      );
+      const requestId = this.requestId(hold.owner, 'lock');
+      return releasePlain(this.client, hold, requestId, releaseReply, failure(hold.key, 'release'));
     }
     const requestId = this.requestId(hold.owner, hold.kind);
     if (hold.kind === 'multi') {
@@ -150,15 +145,10 @@ export class RedisStore implements LockStore {
     void releasePlain(
       this.client,
       hold,
-      this.latchOf(hold),
+      this.requestId(hold.owner, 'lock'),
       (reply) => answered(releaseReply(reply)),
       (error) => failed(redisError(hold.key, 'release', error)),
     );
-  }
-
-  /** The unlock latch of this release request of `hold`. */
-  private latchOf(hold: StoredHold): string {
-    return unlockLatchKey(hold.name, this.requestId(hold.owner, hold.kind));
   }
 
   /** Whether `hold` is released by release.lua alone: a plain lock, no WAIT, classic pub/sub. */

@@ -2,7 +2,7 @@ import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import type { ScriptClient } from '../lua-script';
 import { LockScripts } from '../lock-scripts';
 import { acquireReply, releaseReply } from '../replies';
-import { channelName, tokenKey } from '../redis-names';
+import { channelName, tokenKey, unlockLatchKey } from '../redis-names';
 import { type RedisKind, UNLOCK_LATCH_TTL } from './redis-kind';
 
 /** How long a fencing counter outlives the last acquire that used it, in ms (7 days). */
@@ -73,11 +73,14 @@ export function acquirePlain<T>(
   );
 }
 
-/** A plain lock's release with classic PUBLISH as acquirePlain() is its acquire (`latch`: its unlock latch key). */
+/**
+ * A plain lock's release with classic PUBLISH, as acquirePlain() is its acquire (`requestId`:
+ * the release request's id, which names its unlock latch).
+ */
 export function releasePlain<T>(
   client: ScriptClient,
   hold: StoredHold,
-  latch: string,
+  requestId: string,
   onReply: (reply: unknown) => T,
   onError: (error: unknown) => T,
 ): Promise<T> {
@@ -88,7 +91,7 @@ export function releasePlain<T>(
     onError,
     2,
     name,
-    latch,
+    unlockLatchKey(name, requestId),
     owner,
     UNLOCK_LATCH_TTL,
     'publish',
