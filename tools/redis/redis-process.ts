@@ -125,7 +125,9 @@ export async function ping(url: string, timeout: number): Promise<string | undef
     // ioredis rejects with "Connection is closed" and emits the cause (ECONNREFUSED…) as 'error'.
     return (lastError ?? (error instanceof Error ? error : new Error(String(error)))).message;
   } finally {
-    client.disconnect();
+    // A client that already gave up (status 'end') has no socket to close: disconnect() would
+    // arm ioredis' 2 s close timer on it, which keeps the process alive (Jest "did not exit").
+    if (client.status !== 'end') client.disconnect();
   }
 }
 
