@@ -92,10 +92,7 @@ export class Acquirer {
     // Callers queued locally for this lock go first; only a no-wait try (or a downgrade, which
     // never waits for others) skips the queue.
     if (owner !== undefined || opts.waitTime <= 0 || !waiters.has(target)) {
-      const first = calls.attempt(target, opts, owner === undefined ? undefined : { owner });
-      const answered =
-        opts.syncReplicas > 0 ? first.catch((error: unknown) => unsynced(error, busy)) : first;
-      return answered.then((result) => {
+      const answered = (result: LockHold | number): R | Promise<R> => {
         if (typeof result !== 'number') {
           const hold = this.granted(result, opts);
           return hold instanceof Promise ? hold.then(then) : then(hold);
@@ -103,7 +100,15 @@ export class Acquirer {
         busy.leaseEnds = now() + result; // Infinity: no lease
         if (opts.waitTime <= 0 || owner !== undefined) return then(null);
         return this.queue(target, opts, started, busy).then(then);
-      });
+      };
+      const extra = owner === undefined ? undefined : { owner };
+      // Mapped in the step that reads the answer (see HoldCalls.attempt), but for a synced
+      // attempt, whose failure to sync is read first.
+      if (opts.syncReplicas <= 0) return calls.attempt(target, opts, extra, answered);
+      return calls
+        .attempt(target, opts, extra)
+        .catch((error: unknown) => unsynced(error, busy))
+        .then(answered);
     }
     return this.queue(target, opts, started, busy).then(then);
   }

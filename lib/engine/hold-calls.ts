@@ -104,14 +104,16 @@ export class HoldCalls {
    * One acquire attempt, by a fresh owner id unless `extra.owner` names one: the hold, or how
    * long the holder's lease still runs (`extra.refused` also gets the store's answer). Bounded
    * in time (the wait, kept between a third of the lease and the lease); a grant that comes
-   * later is freed, and so is one whose answer was lost on the connection. One promise and one
-   * timer per attempt: this is the path every lock call takes.
+   * later is freed, and so is one whose answer was lost on the connection. `then`, when given,
+   * maps the result in the step that reads the answer (its promise is adopted). One promise and
+   * one timer per attempt: this is the path every lock call takes.
    */
-  attempt(
+  attempt<R = LockHold | number>(
     target: LockTarget,
     opts: ResolvedLockOptions,
     extra?: AttemptExtra,
-  ): Promise<LockHold | number> {
+    then?: (result: LockHold | number) => R | Promise<R>,
+  ): Promise<R> {
     const closing = this.driver.closing();
     if (closing) return Promise.reject(closing);
     const given = extra?.owner !== undefined;
@@ -124,7 +126,7 @@ export class HoldCalls {
     const sentAt = now();
     const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
     this.inFlight++;
-    return new Promise<LockHold | number>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
@@ -155,13 +157,12 @@ export class HoldCalls {
         let result: LockHold | number;
         try {
           result = this.granted(reply, target, owner, opts, sentAt);
+          // An answer after the bound: the caller has moved on, so a late grant is freed.
+          if (!timedOut) resolve(then ? then(result) : (result as R));
+          else if (typeof result !== 'number') void this.drop(result);
         } catch (error) {
           reject(error);
-          return;
         }
-        // An answer after the bound: the caller has moved on, so a late grant is freed.
-        if (!timedOut) resolve(result);
-        else if (typeof result !== 'number') void this.drop(result);
       };
       const failed = (error: unknown) => {
         this.settled(timer, given ? owner : undefined);
