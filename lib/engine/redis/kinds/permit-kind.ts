@@ -2,7 +2,7 @@ import type { AcquireRequest, LockTarget, StoredHold } from '../../store/lock-st
 import { LockScripts } from '../lock-scripts';
 import { permitsName, semaphoreChannelName } from '../redis-names';
 import {
-  channelSlots,
+  callWithChannel,
   listenersOrNull,
   type PublishCommand,
   type RedisKind,
@@ -29,24 +29,14 @@ export const permitKind: RedisKind = {
     if (value >= 0) return { granted: true, fencingToken: undefined, shared: value > 0 };
     return { granted: false, ttl: value === -1 ? Infinity : -2 - value };
   },
-  release: (hold: StoredHold, latch: string, publish) => {
-    const channel = channelSlots(semaphoreChannelName(hold.name), publish);
-    return {
-      script: LockScripts.semaphoreRelease,
-      numKeys: 3 + channel.keys.length,
-      keysAndArgs: [
-        hold.name,
-        permitsName(hold.name),
-        latch,
-        ...channel.keys,
-        channel.arg,
-        hold.owner,
-        UNLOCK_LATCH_TTL,
-        limit(hold),
-        publish,
-      ],
-    };
-  },
+  release: (hold: StoredHold, latch: string, publish) =>
+    callWithChannel(
+      LockScripts.semaphoreRelease,
+      [hold.name, permitsName(hold.name), latch],
+      semaphoreChannelName(hold.name),
+      publish,
+      [hold.owner, UNLOCK_LATCH_TTL, limit(hold), publish],
+    ),
   released: listenersOrNull,
   channel: (target) => semaphoreChannelName(target.name),
 };
@@ -62,19 +52,13 @@ export function permitsAvailable(target: LockTarget): ScriptCall {
 
 /** Revokes every permit of the semaphore. */
 export function permitsForceUnlock(target: LockTarget, publish: PublishCommand): ScriptCall {
-  const channel = channelSlots(semaphoreChannelName(target.name), publish);
-  return {
-    script: LockScripts.semaphoreForceUnlock,
-    numKeys: 2 + channel.keys.length,
-    keysAndArgs: [
-      target.name,
-      permitsName(target.name),
-      ...channel.keys,
-      channel.arg,
-      limit(target),
-      publish,
-    ],
-  };
+  return callWithChannel(
+    LockScripts.semaphoreForceUnlock,
+    [target.name, permitsName(target.name)],
+    semaphoreChannelName(target.name),
+    publish,
+    [limit(target), publish],
+  );
 }
 
 function limit(target: LockTarget): number {

@@ -2,7 +2,7 @@ import type { AcquireRequest, StoredHold } from '../../store/lock-store';
 import { LockScripts } from '../lock-scripts';
 import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
 import {
-  channelSlots,
+  callWithChannel,
   listenersOrNull,
   refusedTtl,
   type RedisKind,
@@ -26,24 +26,14 @@ export const readKind: RedisKind = {
     ],
   }),
   acquired: (reply) => (Number(reply) === 0 ? GRANTED_SHARED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string, publish) => {
-    const channel = channelSlots(rwChannelName(hold.name), publish);
-    return {
-      script: LockScripts.readRelease,
-      numKeys: 3 + channel.keys.length,
-      keysAndArgs: [
-        hold.name,
-        readLeaseKey(hold.name, hold.owner),
-        latch,
-        ...channel.keys,
-        channel.arg,
-        hold.owner,
-        UNLOCK_LATCH_TTL,
-        readLeasePrefix(hold.name),
-        publish,
-      ],
-    };
-  },
+  release: (hold: StoredHold, latch: string, publish) =>
+    callWithChannel(
+      LockScripts.readRelease,
+      [hold.name, readLeaseKey(hold.name, hold.owner), latch],
+      rwChannelName(hold.name),
+      publish,
+      [hold.owner, UNLOCK_LATCH_TTL, readLeasePrefix(hold.name), publish],
+    ),
   // -1: this read hold ended while others still hold the lock (nobody was told).
   released: listenersOrNull,
   channel: (target) => rwChannelName(target.name),
@@ -58,22 +48,14 @@ export const writeKind: RedisKind = {
     keysAndArgs: [request.name, request.leaseTime, request.owner],
   }),
   acquired: (reply) => (Number(reply) === 0 ? GRANTED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string, publish) => {
-    const channel = channelSlots(rwChannelName(hold.name), publish);
-    return {
-      script: LockScripts.writeRelease,
-      numKeys: 2 + channel.keys.length,
-      keysAndArgs: [
-        hold.name,
-        latch,
-        ...channel.keys,
-        channel.arg,
-        hold.owner,
-        UNLOCK_LATCH_TTL,
-        publish,
-      ],
-    };
-  },
+  release: (hold: StoredHold, latch: string, publish) =>
+    callWithChannel(
+      LockScripts.writeRelease,
+      [hold.name, latch],
+      rwChannelName(hold.name),
+      publish,
+      [hold.owner, UNLOCK_LATCH_TTL, publish],
+    ),
   released: listenersOrNull,
   channel: (target) => rwChannelName(target.name),
 };

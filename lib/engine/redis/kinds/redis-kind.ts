@@ -45,6 +45,25 @@ export function channelSlots(
   return publish === 'spublish' ? { keys: [channel], arg: '' } : { keys: [], arg: channel };
 }
 
+/**
+ * A script call whose channel is known in advance (see channelSlots): `keys`, the channel's key
+ * when it is one, then the channel argument and `args`.
+ */
+export function callWithChannel(
+  script: LuaScript,
+  keys: string[],
+  channel: string,
+  publish: PublishCommand,
+  args: (string | number)[],
+): ScriptCall {
+  const slots = channelSlots(channel, publish);
+  return {
+    script,
+    numKeys: keys.length + slots.keys.length,
+    keysAndArgs: [...keys, ...slots.keys, slots.arg, ...args],
+  };
+}
+
 /** Decodes the `-2 - pttl` refusal most acquire scripts return: the holder's lease, ms. */
 export function refusedTtl(reply: number): AcquireReply {
   return { granted: false, ttl: reply === -1 ? Infinity : -2 - reply };
