@@ -69,6 +69,19 @@ export async function renewals(raw: Redis, name: string, count: number, timeout:
 export const refTimers = () =>
   process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
+/**
+ * The fewest ref'd timers seen over `samples` looks 5 ms apart: a timer that lives for the whole
+ * stretch is counted, a passing one (another client's reconnect or close timer) is not.
+ */
+export async function steadyRefTimers(samples = 5): Promise<number> {
+  let fewest = refTimers();
+  for (let i = 1; i < samples; i++) {
+    await sleep(5);
+    fewest = Math.min(fewest, refTimers());
+  }
+  return fewest;
+}
+
 /** How many subscribers Redis counts on `channel`. */
 export async function subscribers(raw: Redis, channel: string): Promise<number> {
   const reply = (await raw.pubsub('NUMSUB', channel)) as [string, number];
