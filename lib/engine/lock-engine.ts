@@ -5,7 +5,6 @@ import { GroupAcquirer } from './group-acquirer';
 import type { LockHandle } from './lock-handle';
 import type { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
-import type { LockObserver } from './lock-observer';
 import {
   assertRunPolicies,
   RUN_OPTION_NAMES,
@@ -21,38 +20,12 @@ import { RedisSemaphore } from './semaphore';
 import { GroupHandle, isHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
-import type { LockStore, LockTarget } from './store/lock-store';
+import type { LockTarget } from './store/lock-store';
 import { busyError, type Busy } from './busy';
 import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';
+import type { LockEngineConfig } from './lock-engine-config';
 import { callTarget, holdId, permitTarget, type LockKeys, type LockMode } from './targets';
-
-/** Where the engine reports what its caller cannot see. */
-export interface LockEngineLogger {
-  warn(message: string): void;
-  debug(message: string): void;
-}
-
-/** Settings of a LockEngine (validated by the caller). */
-export interface LockEngineConfig {
-  store: LockStore;
-  keyPrefix: string;
-  /** Watchdog lease in ms. */
-  leaseTime: number;
-  /** Default wait in ms for acquire/run. */
-  waitTime: number;
-  /** Issue fencing tokens unless a call says otherwise. */
-  fencing: boolean;
-  /** Replicas that must acknowledge a grant unless a call says otherwise (0: none). */
-  syncReplicas: number;
-  /** Default policy of run() for a lost lock. */
-  onLockLost: LockLostPolicy;
-  /** How long a fair lock's waiter keeps its place past its expected turn, ms. */
-  fairQueueTimeout: number;
-  logger: LockEngineLogger;
-  /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
-  observer?: LockObserver;
-}
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,

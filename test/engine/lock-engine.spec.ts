@@ -1,4 +1,5 @@
-import { LockEngine, type LockEngineConfig } from '../../lib/engine/lock-engine';
+import { LockEngine } from '../../lib/engine/lock-engine';
+import type { LockEngineConfig } from '../../lib/engine/lock-engine-config';
 import type { LockHandle } from '../../lib/engine/lock-handle';
 import {
   LockAcquireTimeoutError,
