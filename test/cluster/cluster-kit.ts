@@ -38,6 +38,27 @@ export async function clusterApp(
   return { app, locks: app.get(LockService), prefix };
 }
 
+/**
+ * Two LockServices (as two processes) on `cluster` and one key prefix, with a long lease (no
+ * wake-up by expiry); `closers` gets their app.close() for the suite's afterAll.
+ */
+export async function appPair(
+  cluster: TestCluster,
+  closers: (() => Promise<unknown>)[],
+): Promise<[LockService, LockService, string]> {
+  const first = await clusterApp(cluster, { leaseTime: 30_000, waitTime: 5_000 });
+  const second = await clusterApp(cluster, {
+    keyPrefix: first.prefix,
+    leaseTime: 30_000,
+    waitTime: 5_000,
+  });
+  closers.push(
+    () => first.app.close(),
+    () => second.app.close(),
+  );
+  return [first.locks, second.locks, first.prefix];
+}
+
 /** The cluster's nodes as `cluster.nodes` takes them. */
 export function nodesOf(cluster: TestCluster): { host: string; port: number }[] {
   return cluster.ports.map((port) => ({ host: '127.0.0.1', port }));

@@ -10,17 +10,11 @@ import {
 import { lockApp, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
-import { CHILDREN_TIMEOUT } from './family-kit';
+import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild, type LockChild } from './rw-fair-kit';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
-
-const aborted = (signal: AbortSignal) =>
-  new Promise<unknown>((resolve) => {
-    if (signal.aborted) resolve(signal.reason);
-    signal.addEventListener('abort', () => resolve(signal.reason));
-  });
 
 /** Takes the fair lock `queue:<0>` by decorator and records who got in, in order. */
 @Injectable()

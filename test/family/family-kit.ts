@@ -78,3 +78,10 @@ export async function runChildren(
  * which takes tens of seconds when the machine's cores are busy.
  */
 export const CHILDREN_TIMEOUT = 120_000;
+
+/** Resolves when `signal` aborts, with its reason. */
+export const aborted = (signal: AbortSignal): Promise<unknown> =>
+  new Promise<unknown>((resolve) => {
+    if (signal.aborted) resolve(signal.reason);
+    signal.addEventListener('abort', () => resolve(signal.reason));
+  });

@@ -13,18 +13,11 @@ import {
 import { lockApp, sleep, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
-import { CHILDREN_TIMEOUT } from './family-kit';
+import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild } from './rw-fair-kit';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
-
-/** Resolves when `signal` aborts, with its reason. */
-const aborted = (signal: AbortSignal) =>
-  new Promise<unknown>((resolve) => {
-    if (signal.aborted) resolve(signal.reason);
-    signal.addEventListener('abort', () => resolve(signal.reason));
-  });
 
 /** A service whose methods take the read-write lock `account:<id>` by decorator. */
 @Injectable()
