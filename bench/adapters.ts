@@ -108,15 +108,19 @@ export function redlock(client: Redis, persist = true): Adapter {
  * The protocol floor: the minimal Redisson-layout scripts (floor/acquire.lua, floor/release.lua:
  * PTTL+HSET+PEXPIRE, then HDEL+PUBLISH+latch SET PX) called with bare ioredis EVALSHA, no
  * library code. What any Redisson-compatible lock with an idempotent release costs at least.
+ * `name`: its row's name (a second instance on its own client is the run's control row).
  */
-export async function protocolFloor(client: Redis): Promise<Adapter> {
+export async function protocolFloor(
+  client: Redis,
+  name = 'protocol floor (2 × EVALSHA, Redisson layout)',
+): Promise<Adapter> {
   const source = (file: string) => readFileSync(join(__dirname, 'floor', file), 'utf8');
   const acquire = (await client.script('LOAD', source('acquire.lua'))) as string;
   const release = (await client.script('LOAD', source('release.lua'))) as string;
   const client16 = randomBytes(8).toString('hex');
   let seq = 0;
   return {
-    name: 'protocol floor (2 × EVALSHA, Redisson layout)',
+    name,
     async locked(key, fn) {
       const n = ++seq;
       const owner = `${client16}:${n}`;

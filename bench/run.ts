@@ -53,9 +53,9 @@ const config = quick
       periods: 2,
     }
   : {
-      reps: 10,
-      sequential: 2_000,
-      concurrent: 10_000,
+      reps: 14,
+      sequential: 5_000,
+      concurrent: 40_000,
       workers: 64,
       contendReps: 2,
       contendMs: 3_000,
@@ -111,11 +111,15 @@ async function main() {
   const semaphoreClient = newClient();
   const redlockClient = newClient();
   const floorClient = newClient();
+  const controlClient = newClient();
   const lib = await nestjsRedisLock(server.url);
   // What the fencing token costs on distinct keys (a new counter key per name).
   const fenced = await nestjsRedisLock(server.url, { fencing: true });
   const noop = () => Promise.resolve();
   const peers = [redisSemaphore(semaphoreClient), redlock(redlockClient)];
+  const floor = await protocolFloor(floorClient);
+  // The floor again, just before it in every round: how far two identical rows drift apart.
+  const control = await protocolFloor(controlClient, 'protocol floor again (control)');
   const implementations: Implementation[] = [
     {
       name: 'raw limit (2 × EVALSHA)',
@@ -124,7 +128,7 @@ async function main() {
         await rawClient.evalsha(trivial, 1, key);
       },
     },
-    ...[await protocolFloor(floorClient), lib.run, lib.decorator, fenced.run, ...peers].map(
+    ...[control, floor, lib.run, lib.decorator, fenced.run, ...peers].map(
       (adapter: Adapter) => ({
         name: adapter.name,
         cycle: (key: string) => adapter.locked(key, noop),
@@ -135,7 +139,7 @@ async function main() {
   // Scenarios 1 and 2: interleaved repetitions after a warm-up (uncontended.ts).
   const { scenario1, scenario2, seqRuns, concRuns } = await uncontendedScenario(
     implementations,
-    { floor: implementations[1].name, peers: peers.map((peer) => peer.name) },
+    { floor: floor.name, peers: peers.map((peer) => peer.name) },
     admin,
     config,
     freshKey,
@@ -191,7 +195,15 @@ async function main() {
 
   await lib.run.close();
   await fenced.run.close();
-  for (const client of [rawClient, floorClient, semaphoreClient, redlockClient, stateClient, admin])
+  for (const client of [
+    rawClient,
+    floorClient,
+    controlClient,
+    semaphoreClient,
+    redlockClient,
+    stateClient,
+    admin,
+  ])
     client.disconnect();
   await server.stop();
 

@@ -76,8 +76,9 @@ const concurrent = (
 
 /**
  * Scenarios 1 and 2: a warm-up, then `config.reps` rounds, the order rotating each round, of a
- * sequential and a concurrent measurement per implementation. The first implementation is the
- * raw limit; `names` says which is the protocol floor and which are the peers.
+ * sequential measurement per implementation, then a concurrent one per implementation. The
+ * first implementation is the raw limit; `names` says which is the protocol floor and which are
+ * the peers.
  */
 export async function uncontendedScenario(
   implementations: Implementation[],
@@ -101,8 +102,10 @@ export async function uncontendedScenario(
     const order = implementations.map(
       (_, i) => implementations[(i + rep) % implementations.length],
     );
+    // Every sequential block of the round, then every concurrent one: the blocks a ratio pairs
+    // run one after the other, about a second apart.
     for (const impl of order) {
-      progress(`scenario 1/2 rep ${rep + 1}/${config.reps}: ${impl.name}`);
+      progress(`scenario 1 rep ${rep + 1}/${config.reps}: ${impl.name}`);
       seqRuns
         .get(impl.name)!
         .push(
@@ -110,6 +113,9 @@ export async function uncontendedScenario(
             sequential(impl.cycle, config.sequential, freshKey),
           ),
         );
+    }
+    for (const impl of order) {
+      progress(`scenario 2 rep ${rep + 1}/${config.reps}: ${impl.name}`);
       concRuns
         .get(impl.name)!
         .push(
