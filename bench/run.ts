@@ -128,12 +128,10 @@ async function main() {
         await rawClient.evalsha(trivial, 1, key);
       },
     },
-    ...[control, floor, lib.run, lib.decorator, fenced.run, ...peers].map(
-      (adapter: Adapter) => ({
-        name: adapter.name,
-        cycle: (key: string) => adapter.locked(key, noop),
-      }),
-    ),
+    ...[control, floor, lib.run, lib.decorator, fenced.run, ...peers].map((adapter: Adapter) => ({
+      name: adapter.name,
+      cycle: (key: string) => adapter.locked(key, noop),
+    })),
   ];
 
   // Scenarios 1 and 2: interleaved repetitions after a warm-up (uncontended.ts).
