@@ -4,17 +4,11 @@ import type { LockService } from '../../lib';
 import { keySlot } from '../../lib/engine/redis/key-slot';
 import { permitsName } from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
-import { suiteCluster } from '../support/redis-cluster';
-import { appPair, clusterApp } from './cluster-kit';
+import { clusterApp, clusterAppSuite } from './cluster-kit';
 
 /** Multi-locks, semaphores and read-write locks on a 3-master Redis Cluster (one for the file). */
 describe('the lock family on a Redis Cluster', () => {
-  const suite = suiteCluster({ masters: 3, replicasPerMaster: 0 });
-  const closers: (() => Promise<unknown>)[] = [];
-  afterAll(async () => {
-    await Promise.all(closers.map((close) => close()));
-  });
-  const apps = () => appPair(suite.cluster, closers);
+  const { suite, closers, apps } = clusterAppSuite();
   /** Keys whose names fall in `count` different slots. */
   function spreadKeys(prefix: string, count: number): string[] {
     const keys: string[] = [];

@@ -15,7 +15,7 @@ import * as ts from 'typescript';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../lib';
-import type { TestCluster } from '../support/redis-cluster';
+import { suiteCluster, type TestCluster } from '../support/redis-cluster';
 
 /** A Nest application with RedisLockModule on `cluster` (module-owned unless `options` say). */
 export async function clusterApp(
@@ -39,24 +39,34 @@ export async function clusterApp(
 }
 
 /**
- * Two LockServices (as two processes) on `cluster` and one key prefix, with a long lease (no
- * wake-up by expiry); `closers` gets their app.close() for the suite's afterAll.
+ * A file's 3-master Redis Cluster (suiteCluster) and the apps its tests open, closed after them
+ * all (`closers` takes more). `apps()` opens two LockServices (as two processes) on one key
+ * prefix, with a long lease: no wake-up by expiry.
  */
-export async function appPair(
-  cluster: TestCluster,
-  closers: (() => Promise<unknown>)[],
-): Promise<[LockService, LockService, string]> {
-  const first = await clusterApp(cluster, { leaseTime: 30_000, waitTime: 5_000 });
-  const second = await clusterApp(cluster, {
-    keyPrefix: first.prefix,
-    leaseTime: 30_000,
-    waitTime: 5_000,
+export function clusterAppSuite(): {
+  suite: { readonly cluster: TestCluster };
+  closers: (() => Promise<unknown>)[];
+  apps: () => Promise<[LockService, LockService, string]>;
+} {
+  const suite = suiteCluster({ masters: 3, replicasPerMaster: 0 });
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    await Promise.all(closers.map((close) => close()));
   });
-  closers.push(
-    () => first.app.close(),
-    () => second.app.close(),
-  );
-  return [first.locks, second.locks, first.prefix];
+  const apps = async (): Promise<[LockService, LockService, string]> => {
+    const first = await clusterApp(suite.cluster, { leaseTime: 30_000, waitTime: 5_000 });
+    const second = await clusterApp(suite.cluster, {
+      keyPrefix: first.prefix,
+      leaseTime: 30_000,
+      waitTime: 5_000,
+    });
+    closers.push(
+      () => first.app.close(),
+      () => second.app.close(),
+    );
+    return [first.locks, second.locks, first.prefix];
+  };
+  return { suite, closers, apps };
 }
 
 /** The cluster's nodes as `cluster.nodes` takes them. */

@@ -9,20 +9,14 @@ import {
   semaphoreChannelName,
 } from '../../lib/engine/redis/redis-names';
 import { until } from '../support/lock-app';
-import { suiteCluster } from '../support/redis-cluster';
-import { appPair, clusterApp } from './cluster-kit';
+import { clusterApp, clusterAppSuite } from './cluster-kit';
 
 /**
  * Release notices on a 3-master Redis Cluster (one for the file): every kind's waiter is woken by a
  * sharded notice (SPUBLISH/SSUBSCRIBE, as Redisson), never by classic PUBLISH.
  */
 describe('a sharded notice wakes waiters of every kind on a Redis Cluster', () => {
-  const suite = suiteCluster({ masters: 3, replicasPerMaster: 0 });
-  const closers: (() => Promise<unknown>)[] = [];
-  afterAll(async () => {
-    await Promise.all(closers.map((close) => close()));
-  });
-  const apps = () => appPair(suite.cluster, closers);
+  const { suite, closers, apps } = clusterAppSuite();
 
   /** Shard channels matching `pattern` subscribed on the master of `key`'s slot. */
   async function shardChannels(key: string, pattern: string): Promise<string[]> {
