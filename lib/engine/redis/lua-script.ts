@@ -17,10 +17,11 @@ export class LuaScript {
 
   /**
    * Runs the script with EVALSHA (batched with the calls around it, see batchWrites), arguments
-   * as EVALSHA takes them: the number of keys, then the keys, then the other arguments (on a Cluster it goes to the master of the first key's
-   * slot). When Redis does not know the script (first use, SCRIPT FLUSH, restart, a promoted
-   * replica) it is loaded and the call repeated once: with SCRIPT LOAD on one server; on a
-   * Cluster with EVAL, which goes where the EVALSHA went (a SCRIPT LOAD would go to any node).
+   * as EVALSHA takes them: the number of keys, then the keys, then the other arguments (on a
+   * Cluster it goes to the master of the first key's slot). When Redis does not know the script
+   * (first use, SCRIPT FLUSH, restart, a promoted replica) it is loaded and the call repeated
+   * once: with SCRIPT LOAD on one server; on a Cluster with EVAL, which goes where the EVALSHA
+   * went (a SCRIPT LOAD would go to any node).
    */
   run(
     client: ScriptClient,
