@@ -1,7 +1,6 @@
-import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { LockLostError, type LockService } from '../lib';
-import { lockApp, sleep, until } from './support/lock-app';
+import { lockApp, lockAppEach, sleep, until } from './support/lock-app';
 import type { TestRedis } from './support/redis-server';
 import { suiteRedis } from './support/suite-redis';
 
@@ -10,18 +9,16 @@ import { suiteRedis } from './support/suite-redis';
 describe('LockService against real Redis: layout, interop, clients', () => {
   let redis: TestRedis;
   let raw: Redis;
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
 
   const server = suiteRedis();
   beforeAll(() => ({ redis, raw } = server));
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(redis, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => redis,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks, prefix } = made),
+  );
 
   it('uses Redisson’s layout: hash field <uuid>:<n> = 1, a lease, and a release message', async () => {
     const subscriber = redis.client();

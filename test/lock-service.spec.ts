@@ -1,4 +1,3 @@
-import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import {
   LockAcquireTimeoutError,
@@ -8,24 +7,22 @@ import {
   type LockHandle,
   type LockService,
 } from '../lib';
-import { lockApp, sleep, until } from './support/lock-app';
+import { lockApp, lockAppEach, sleep, until } from './support/lock-app';
 import { STORE_KINDS, suiteStore } from './support/suite-store';
 
 // The library's behavioural suite, run on real Redis and on the in-memory store: both must
 // behave alike. What only Redis has (its layout, Redisson interop, its clients) is tested in
 // lock-service.redis.spec.ts.
 describe.each(STORE_KINDS)('LockService on the %s store', (kind) => {
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
 
   const store = suiteStore(kind);
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks, prefix } = made),
+  );
 
   /** GET-then-SET with a pause in between: loses updates unless excluded. */
   async function unsafeIncrement(counter: string) {

@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   LockLostError,
   LockOptionsError,
@@ -7,7 +7,7 @@ import {
   Locked,
   MemoryLockStore,
 } from '../../lib';
-import { lockApp, until } from '../support/lock-app';
+import { lockApp, lockAppEach, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
@@ -31,16 +31,14 @@ class Tickets {
 }
 
 describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
   const store = suiteStore(kind);
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks, prefix } = made),
+  );
 
   it('carries fair on the handle, re-enters, and forceUnlock aborts the holder', async () => {
     const lock = await locks.acquire('f', { fair: true });
@@ -105,21 +103,15 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
 });
 
 describe('fair locks on Redis across processes', () => {
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
   const store = suiteStore('redis');
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(store.target, {
-      leaseTime: 600,
-      waitTime: 5_000,
-      fairQueueTimeout: 300,
-    }));
-  });
-  afterEach(async () => {
-    await app.close();
-    await killChildren();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000, fairQueueTimeout: 300 },
+    (made) => ({ locks, prefix } = made),
+  );
+  afterEach(killChildren);
   const queueLength = () => store.raw!.llen(`redisson_lock_queue:{${prefix}f}`);
 
   it('grants 8 waiters in 4 processes in arrival order', async () => {

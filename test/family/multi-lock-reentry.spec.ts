@@ -1,6 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
 import { LockService } from '../../lib';
-import { lockApp, sleep } from '../support/lock-app';
+import { lockAppEach, sleep } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 
 /** A promise and the function that settles it. */
@@ -13,15 +12,13 @@ function gate(): { opened: Promise<void>; open: () => void } {
 // A group that re-enters members its chain holds, beside siblings of that chain.
 describe.each(STORE_KINDS)('multi-lock re-entry among siblings (%s store)', (kind) => {
   const store = suiteStore(kind);
-  let app: INestApplication;
   let locks: LockService;
 
-  beforeEach(async () => {
-    ({ app, locks } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks } = made),
+  );
 
   it('a group refused by a busy member leaves the members it had re-entered', async () => {
     await locks.run('a', () =>

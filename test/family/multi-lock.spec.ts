@@ -7,7 +7,7 @@ import {
   Locked,
   LockService,
 } from '../../lib';
-import { lockApp, until } from '../support/lock-app';
+import { lockApp, lockAppEach, until, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { CHILDREN_TIMEOUT, runChildren, type FamilyChild } from './family-kit';
@@ -41,21 +41,20 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   const store = suiteStore(kind);
   let app: INestApplication;
   let locks: LockService;
-  let other: { app: INestApplication; locks: LockService };
+  let other: LockApp;
   let prefix: string;
 
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(
-      store.target,
-      { leaseTime: 600, waitTime: 5_000 },
-      { providers: [Accounts] },
-    ));
-    other = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 600 });
-  });
-  afterEach(async () => {
-    await other.app.close();
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ app, locks, prefix } = made),
+    { providers: [Accounts] },
+  );
+  lockAppEach(
+    () => store.target,
+    () => ({ keyPrefix: prefix, leaseTime: 600 }),
+    (made) => (other = made),
+  );
 
   it('takes all or nothing: a holder of b blocks [a, b], and a stays free meanwhile', async () => {
     const b = await other.locks.acquire('b');

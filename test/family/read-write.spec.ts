@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   LockAcquireTimeoutError,
   LockExceptionFilter,
@@ -10,7 +10,7 @@ import {
   LockService,
   type LockHandle,
 } from '../../lib';
-import { lockApp, sleep, until } from '../support/lock-app';
+import { lockApp, lockAppEach, sleep, until } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
@@ -46,16 +46,14 @@ class Accounts {
 
 // Read-write locks through LockService, on real Redis and on the memory store alike.
 describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
   const store = suiteStore(kind);
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks, prefix } = made),
+  );
 
   it('@Locked with mode: reads overlap, a write excludes them and may read inside', async () => {
     const other = await lockApp(store.target, { keyPrefix: prefix }, { providers: [Accounts] });
@@ -282,17 +280,15 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
 });
 
 describe('read-write locks on Redis across processes', () => {
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
   const store = suiteStore('redis');
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-    await killChildren();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks, prefix } = made),
+  );
+  afterEach(killChildren);
   const leaseKeys = () => store.raw!.keys(`{${prefix}rw}:*rwlock_timeout*`);
 
   it('readers in three processes hold at once; a writer in another waits and wakes on the last release', async () => {

@@ -1,6 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
 import type { LockHandle, LockService } from '../../lib';
-import { lockApp, sleep, until } from '../support/lock-app';
+import { lockAppEach, sleep, until } from '../support/lock-app';
 import { prefixName, RedissonSide } from '../support/redisson-side';
 import { suiteStore } from '../support/suite-store';
 
@@ -8,20 +7,15 @@ import { suiteStore } from '../support/suite-store';
 // Leases are 30 s and waits 10 s: whoever is let in within the wait was woken by a message.
 describe('LockService and Redisson share read-write and fair locks', () => {
   const store = suiteStore('redis');
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
   let java: RedissonSide;
-  beforeEach(async () => {
-    ({ app, locks, prefix } = await lockApp(store.target, {
-      leaseTime: 30_000,
-      waitTime: 10_000,
-    }));
-    java = new RedissonSide(store.raw!);
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 30_000, waitTime: 10_000 },
+    (made) => ({ locks, prefix } = made),
+  );
+  beforeEach(() => (java = new RedissonSide(store.raw!)));
 
   it('a Redisson writer blocks our readers, and its release lets them all in at once', async () => {
     const name = `${prefix}rw`;

@@ -1,20 +1,17 @@
-import type { INestApplication } from '@nestjs/common';
 import type { LockService } from '../../lib';
-import { lockApp, sleep, until } from '../support/lock-app';
+import { lockApp, lockAppEach, sleep, until } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 
 // Leases of permits: renewed while held, and the cap they put on a waiter's wait.
 describe.each(STORE_KINDS)('semaphore permit leases (%s store)', (kind) => {
   const store = suiteStore(kind);
-  let app: INestApplication;
   let locks: LockService;
 
-  beforeEach(async () => {
-    ({ app, locks } = await lockApp(store.target, { leaseTime: 600, waitTime: 5_000 }));
-  });
-  afterEach(async () => {
-    await app.close();
-  });
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 600, waitTime: 5_000 },
+    (made) => ({ locks } = made),
+  );
 
   it('keeps a permit past its lease while held (watchdog), and disposes of it', async () => {
     const semaphore = locks.semaphore('renewed', { permits: 1 });

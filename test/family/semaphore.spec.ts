@@ -7,7 +7,7 @@ import {
   LockService,
   Semaphore,
 } from '../../lib';
-import { lockApp, until } from '../support/lock-app';
+import { lockApp, lockAppEach, until, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { CHILDREN_TIMEOUT, FamilyChild, runChildren } from './family-kit';
@@ -51,22 +51,21 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   const store = suiteStore(kind);
   let app: INestApplication;
   let locks: LockService;
-  let other: { app: INestApplication; locks: LockService };
+  let other: LockApp;
   let prefix: string;
 
-  beforeEach(async () => {
-    // A long lease: a waiter woken within its wait was woken by the release.
-    ({ app, locks, prefix } = await lockApp(
-      store.target,
-      { leaseTime: 30_000, waitTime: 5_000 },
-      { providers: [Exports] },
-    ));
-    other = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 30_000 });
-  });
-  afterEach(async () => {
-    await other.app.close();
-    await app.close();
-  });
+  // A long lease: a waiter woken within its wait was woken by the release.
+  lockAppEach(
+    () => store.target,
+    { leaseTime: 30_000, waitTime: 5_000 },
+    (made) => ({ app, locks, prefix } = made),
+    { providers: [Exports] },
+  );
+  lockAppEach(
+    () => store.target,
+    () => ({ keyPrefix: prefix, leaseTime: 30_000 }),
+    (made) => (other = made),
+  );
 
   it('counts available permits and wakes a waiter on release', async () => {
     const here = locks.semaphore('s', { permits: 2 });

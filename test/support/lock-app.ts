@@ -32,6 +32,36 @@ export async function lockApp(
   return { app, locks: app.get(LockService), prefix };
 }
 
+/** What lockApp() makes. */
+export type LockApp = Awaited<ReturnType<typeof lockApp>>;
+
+/**
+ * A lockApp() made before each test of the enclosing block and closed after it; `made` gets it
+ * (assign the block's variables there). `redis` and `options` may be functions, read when the
+ * app is made: a suite's server, another app's prefix.
+ */
+export function lockAppEach(
+  redis: () => TestRedis | MemoryLockStore,
+  options: Partial<RedisLockModuleOptions> | (() => Partial<RedisLockModuleOptions>),
+  made: (app: LockApp) => void,
+  metadata?: ModuleMetadata,
+): void {
+  let app: INestApplication | undefined;
+  beforeEach(async () => {
+    const opened = await lockApp(
+      redis(),
+      typeof options === 'function' ? options() : options,
+      metadata,
+    );
+    app = opened.app;
+    made(opened);
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Resolves when `predicate` holds, polling every 10 ms; rejects after `timeout` ms. */
