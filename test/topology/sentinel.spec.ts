@@ -23,6 +23,8 @@ describe('test helper: startSentinel()', () => {
     const { sentinel } = suite;
     const client = sentinel.client();
     await client.set('topology:before', '1');
+    // Replication is asynchronous: the replica must have the write before the primary dies.
+    expect(await client.wait(1, 5_000)).toBe(1);
     const old = await sentinel.killPrimary();
     const replica = sentinel.nodes().find((node) => node.kind === 'data' && node.port !== old)!;
     expect(await sentinel.waitForNewPrimary(old)).toBe(replica.port);
