@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 major="${1:-26}"
+if [ "$(uname -s)" != Linux ]; then
+  echo "other-node.sh unpacks a node-linux package: Linux only, not $(uname -s)" >&2
+  exit 1
+fi
 case "$(uname -m)" in
   x86_64) arch=x64 ;;
   aarch64 | arm64) arch=arm64 ;;
