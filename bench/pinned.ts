@@ -17,9 +17,8 @@ import { cycles, fmt, median, table } from './stats';
 const CYCLES = 4_000;
 const arg = (name: string) => process.argv[process.argv.indexOf(name) + 1];
 const rounds = process.argv.includes('--rounds') ? Number(arg('--rounds')) : 12;
-const modes = ['same', 'apart'].filter(
-  (mode) => process.argv.includes(mode) || !process.argv.some((a) => a === 'same' || a === 'apart'),
-);
+const picked = ['same', 'apart'].filter((mode) => process.argv.includes(mode));
+const modes = picked.length > 0 ? picked : ['same', 'apart'];
 
 /** Pins every thread of `pid` to the CPUs of `mask` (taskset -a -p). */
 function pin(pid: number, mask: number): void {
@@ -46,27 +45,31 @@ async function main(): Promise<void> {
       pin(process.pid, 1);
       pin(server.pid, mode === 'same' ? 1 : 2);
       for (const adapter of rows) await block(adapter); // warm-up
-      const us = new Map<string, number[]>(rows.map((r) => [r.name, []]));
-      const ratios = new Map<string, number[]>(rows.map((r) => [r.name, []]));
+      // Cycles per second of each row, one map per round.
+      const rates: Map<Adapter, number>[] = [];
       for (let round = 0; round < rounds; round++) {
-        const order = round % 2 === 0 ? rows : [...rows].reverse();
-        const rate = new Map<string, number>();
-        for (const adapter of order) rate.set(adapter.name, (await block(adapter)).cyclesPerSec);
-        for (const adapter of rows) {
-          us.get(adapter.name)!.push(1e6 / rate.get(adapter.name)!);
-          ratios.get(adapter.name)!.push(rate.get(adapter.name)! / rate.get(floor.name)!);
-        }
+        const rate = new Map<Adapter, number>();
+        for (const adapter of round % 2 === 0 ? rows : [...rows].reverse())
+          rate.set(adapter, (await block(adapter)).cyclesPerSec);
+        rates.push(rate);
       }
+      const overRounds = (f: (rate: Map<Adapter, number>) => number) => median(rates.map(f));
       process.stdout.write(
         `\n### ${mode === 'same' ? 'Node and Redis on CPU 0' : 'Node on CPU 0, Redis on CPU 1'} (${rounds} rounds of ${CYCLES} cycles)\n\n`,
       );
       process.stdout.write(
         table(
           ['implementation', 'µs per cycle', 'of the floor (paired)'],
-          rows.map((r) => [
-            r.name,
-            fmt(median(us.get(r.name)!), 1),
-            fmt(median(ratios.get(r.name)!), 3),
+          rows.map((row) => [
+            row.name,
+            fmt(
+              overRounds((rate) => 1e6 / rate.get(row)!),
+              1,
+            ),
+            fmt(
+              overRounds((rate) => rate.get(row)! / rate.get(floor)!),
+              3,
+            ),
           ]),
         ) + '\n',
       );
