@@ -6,7 +6,7 @@
  */
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
-import { startCluster } from '../test/support/redis-cluster';
+import { STEADY_NODE_TIMEOUT, startCluster } from '../test/support/redis-cluster';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import type { Adapter } from './adapters';
 import {
@@ -133,13 +133,15 @@ export async function clusterBench(
   const startedAt = Date.now();
   const server = await spawnRedisServer({ args: NO_PERSISTENCE });
   const admin = new Redis(server.url);
-  const cluster = await startCluster({ masters: 3, replicasPerMaster: 0 }).catch(
-    async (error: unknown) => {
-      admin.disconnect();
-      await server.stop();
-      throw error;
-    },
-  );
+  const cluster = await startCluster({
+    masters: 3,
+    replicasPerMaster: 0,
+    nodeTimeout: STEADY_NODE_TIMEOUT,
+  }).catch(async (error: unknown) => {
+    admin.disconnect();
+    await server.stop();
+    throw error;
+  });
   progress(`cluster: 3 masters up in ${Date.now() - startedAt} ms (with one redis-server)`);
   try {
     const topologies = [

@@ -15,7 +15,7 @@ import * as ts from 'typescript';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../lib';
-import { suiteCluster, type TestCluster } from '../support/redis-cluster';
+import { STEADY_NODE_TIMEOUT, suiteCluster, type TestCluster } from '../support/redis-cluster';
 
 /** A Nest application with RedisLockModule on `cluster` (module-owned unless `options` say). */
 export async function clusterApp(
@@ -48,7 +48,11 @@ export function clusterAppSuite(): {
   closers: (() => Promise<unknown>)[];
   apps: () => Promise<[LockService, LockService, string]>;
 } {
-  const suite = suiteCluster({ masters: 3, replicasPerMaster: 0 });
+  const suite = suiteCluster({
+    masters: 3,
+    replicasPerMaster: 0,
+    nodeTimeout: STEADY_NODE_TIMEOUT,
+  });
   const closers: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
     await Promise.all(closers.map((close) => close()));

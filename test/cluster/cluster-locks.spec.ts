@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { LockService, Locked } from '../../lib';
 import { channelName } from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
-import { suiteCluster } from '../support/redis-cluster';
+import { STEADY_NODE_TIMEOUT, suiteCluster } from '../support/redis-cluster';
 import { clusterApp, removeWorkerBuild, WorkerProcess } from './cluster-kit';
 
 @Injectable()
@@ -26,7 +26,11 @@ class Ledger {
 
 /** Locks on a 3-master Redis Cluster (with replicas), one cluster for the whole file. */
 describe('locks on a Redis Cluster', () => {
-  const suite = suiteCluster({ masters: 3, replicasPerMaster: 1 });
+  const suite = suiteCluster({
+    masters: 3,
+    replicasPerMaster: 1,
+    nodeTimeout: STEADY_NODE_TIMEOUT,
+  });
   const closers: (() => Promise<unknown>)[] = [];
   const workers: WorkerProcess[] = [];
   afterAll(async () => {

@@ -26,16 +26,32 @@ import { AdminPool, parseCommandstats } from './topology-admin';
 
 export { SLOTS } from './cluster-state';
 
-/** Every node's settings besides port, dir and persistence (see redis-topologies.md §1). */
+/**
+ * Every node's settings besides port, dir, persistence and node timeout (see
+ * redis-topologies.md §1).
+ */
 const NODE_ARGS = [
   ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
-  ...['--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0'],
+  ...['--repl-diskless-sync-delay', '0'],
 ];
+
+/**
+ * A node timeout for clusters whose nodes are never killed or frozen (ClusterSpec.nodeTimeout):
+ * long enough that a node starved of CPU by a parallel test run is never marked failed.
+ */
+export const STEADY_NODE_TIMEOUT = 15_000;
 
 /** How many nodes to start. */
 export interface ClusterSpec {
   masters?: number;
   replicasPerMaster?: number;
+  /**
+   * `cluster-node-timeout`, ms (default 1000: a killed master's replica is promoted within about
+   * 3 s). A node silent this long is marked failed and, with no replica to promote, the cluster
+   * refuses commands until it answers again: a cluster whose nodes are never killed wants a
+   * long one, so a machine loaded by a parallel test run cannot take it down.
+   */
+  nodeTimeout?: number;
 }
 
 /** One node of the cluster, as the cluster sees it now. */
@@ -61,6 +77,8 @@ export class TestCluster {
     /** Every node's port, masters first. */
     readonly ports: readonly number[],
     private readonly dirs: readonly string[],
+    /** `cluster-node-timeout` of every node, ms. */
+    private readonly nodeTimeout: number,
   ) {
     this.forgetDirs = cleanupOnExit(() => this.removeDirs());
   }
@@ -68,7 +86,12 @@ export class TestCluster {
   /** Starts (or restarts) the node on `port` in its own dir and waits until it answers PING. */
   async spawn(port: number): Promise<void> {
     const dir = this.dirs[this.ports.indexOf(port)];
-    const args = [...NODE_ARGS, ...NO_PERSISTENCE, '--dir', dir];
+    const args = [
+      ...NODE_ARGS,
+      ...['--cluster-node-timeout', String(this.nodeTimeout)],
+      ...NO_PERSISTENCE,
+      ...['--dir', dir],
+    ];
     this.processes.set(port, await spawnRedisServer({ port, cwd: dir, args }));
   }
 
@@ -246,10 +269,10 @@ export class TestCluster {
  * what it started.
  */
 export async function startCluster(spec: ClusterSpec = {}): Promise<TestCluster> {
-  const { masters = 3, replicasPerMaster = 1 } = spec;
+  const { masters = 3, replicasPerMaster = 1, nodeTimeout = 1_000 } = spec;
   const ports = await freePorts(masters * (1 + replicasPerMaster), 10_000);
   const dirs = ports.map((port) => mkdtempSync(join(tmpdir(), `redis-cluster-${port}-`)));
-  const cluster = new TestCluster(ports, dirs);
+  const cluster = new TestCluster(ports, dirs, nodeTimeout);
   try {
     await Promise.all(ports.map((port) => cluster.spawn(port)));
     await formCluster(cluster.admin, ports, masters);
