@@ -20,8 +20,7 @@ export class LuaScript {
    * as EVALSHA takes them: the number of keys, then the keys, then the other arguments (on a
    * Cluster it goes to the master of the first key's slot). When Redis does not know the script
    * (first use, SCRIPT FLUSH, restart, a promoted replica) it is loaded and the call repeated
-   * once: with SCRIPT LOAD on one server; on a Cluster with EVAL, which goes where the EVALSHA
-   * went (a SCRIPT LOAD would go to any node).
+   * once: see again().
    */
   run(
     client: ScriptClient,
@@ -30,11 +29,8 @@ export class LuaScript {
   ): Promise<unknown> {
     batchWrites(client);
     return client.evalsha(this.sha, numKeys, ...keysAndArgs).catch((error: unknown) => {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      if (client.isCluster) return client.eval(this.source, numKeys, ...keysAndArgs);
-      return this.load(client as Redis).then(() =>
-        client.evalsha(this.sha, numKeys, ...keysAndArgs),
-      );
+      if (!isNoScript(error)) throw error;
+      return this.again(client, numKeys, keysAndArgs);
     });
   }
 
@@ -52,12 +48,30 @@ export class LuaScript {
   ): Promise<T> {
     batchWrites(client);
     return client.evalsha(this.sha, numKeys, ...keysAndArgs).then(onReply, (error: unknown) => {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) return onError(error);
-      const again = client.isCluster
-        ? client.eval(this.source, numKeys, ...keysAndArgs)
-        : this.load(client as Redis).then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs));
-      return again.then(onReply, onError);
+      if (!isNoScript(error)) return onError(error);
+      return this.again(client, numKeys, keysAndArgs).then(onReply, onError);
     });
+  }
+
+  /**
+   * The call again after NOSCRIPT: on one server, SCRIPT LOAD (once however many calls met it)
+   * then EVALSHA, and EVAL if the script was flushed once more in between (EVAL carries the
+   * source, so it cannot miss); on a Cluster, EVAL at once, which goes where the EVALSHA went (a
+   * SCRIPT LOAD would go to any node).
+   */
+  private again(
+    client: ScriptClient,
+    numKeys: number,
+    keysAndArgs: (string | number)[],
+  ): Promise<unknown> {
+    const evalSource = () => client.eval(this.source, numKeys, ...keysAndArgs);
+    if (client.isCluster) return evalSource();
+    return this.load(client as Redis)
+      .then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs))
+      .catch((error: unknown) => {
+        if (!isNoScript(error)) throw error;
+        return evalSource();
+      });
   }
 
   /** One SCRIPT LOAD per client however many calls found the script missing at once. */
@@ -69,4 +83,9 @@ export class LuaScript {
     }
     return loading;
   }
+}
+
+/** Whether Redis answered that it does not know the script (NOSCRIPT). */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
