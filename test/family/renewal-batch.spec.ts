@@ -2,18 +2,28 @@ import type { LockHandle } from '../../lib';
 import { lockApp, sleep } from '../support/lock-app';
 import { suiteStore } from '../support/suite-store';
 
-/** The renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen on MONITOR. */
-async function renewalCalls(raw: NonNullable<ReturnType<typeof suiteStore>['raw']>, ms: number) {
+/**
+ * Records the renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen
+ * on MONITOR between `record()` and `stop()`. Start it while no commands flow: ioredis enters
+ * monitoring mode in a promise callback after MONITOR's +OK, so a MONITOR line read together with
+ * that +OK is taken for a reply and throws "Command queue state error".
+ */
+async function renewalMonitor(raw: NonNullable<ReturnType<typeof suiteStore>['raw']>) {
   const monitor = await raw.monitor();
   const calls: string[] = [];
+  let recording = false;
   monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args[0].toLowerCase() !== 'evalsha') return;
+    if (!recording || args[0].toLowerCase() !== 'evalsha') return;
     const kinds = args[3 + Number(args[2]) + 1];
     if (kinds !== undefined && /^[lwr]+$/.test(kinds)) calls.push(kinds);
   });
-  await sleep(ms);
-  monitor.disconnect();
-  return calls;
+  return {
+    record: () => void (recording = true),
+    stop: () => {
+      monitor.disconnect();
+      return calls;
+    },
+  };
 }
 
 // The watchdog on one Redis node: holds of every kind share batched renewal calls.
@@ -22,6 +32,7 @@ describe('renewal of mixed kinds on one Redis node', () => {
 
   it('renews plain, read, write, fair and multi holds together, at most 100 per call', async () => {
     const { app, locks } = await lockApp(store.target, { leaseTime: 600 });
+    const monitor = await renewalMonitor(store.raw!);
     const held: LockHandle[] = [];
     try {
       for (let i = 0; i < 40; i++) {
@@ -32,7 +43,9 @@ describe('renewal of mixed kinds on one Redis node', () => {
         held.push(await locks.acquire([`m:${i}:a`, `m:${i}:b`]));
       }
       // 200 holds, 240 entries (a group renews each member); a renewal every 200 ms.
-      const calls = await renewalCalls(store.raw!, 1_000);
+      monitor.record();
+      await sleep(1_000);
+      const calls = monitor.stop();
       const entries = calls.reduce((sum, kinds) => sum + kinds.length, 0);
       expect(entries).toBeGreaterThanOrEqual(240); // every hold renewed at least once
       expect(Math.max(...calls.map((kinds) => kinds.length))).toBeLessThanOrEqual(100);
@@ -43,6 +56,7 @@ describe('renewal of mixed kinds on one Redis node', () => {
       expect(calls.length).toBeLessThan(entries / 20);
       expect(held.every((lock) => !lock.signal.aborted)).toBe(true);
     } finally {
+      monitor.stop();
       await Promise.all(held.map((lock) => lock.release()));
       await app.close();
     }
