@@ -3,26 +3,27 @@ import { lockApp, sleep } from '../support/lock-app';
 import { suiteStore } from '../support/suite-store';
 
 /**
- * Records the renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen
- * on MONITOR between `record()` and `stop()`. Start it while no commands flow: ioredis enters
- * monitoring mode in a promise callback after MONITOR's +OK, so a MONITOR line read together with
- * that +OK is taken for a reply and throws "Command queue state error".
+ * The renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen on
+ * MONITOR while `record(ms)` runs. Start it while no commands flow: ioredis enters monitoring
+ * mode in a promise callback after MONITOR's +OK, so a MONITOR line read together with that +OK
+ * is taken for a reply and throws "Command queue state error".
  */
 async function renewalMonitor(raw: NonNullable<ReturnType<typeof suiteStore>['raw']>) {
   const monitor = await raw.monitor();
-  const calls: string[] = [];
-  let recording = false;
+  let calls: string[] | undefined;
   monitor.on('monitor', (_time: string, args: string[]) => {
-    if (!recording || args[0].toLowerCase() !== 'evalsha') return;
+    if (calls === undefined || args[0].toLowerCase() !== 'evalsha') return;
     const kinds = args[3 + Number(args[2]) + 1];
     if (kinds !== undefined && /^[lwr]+$/.test(kinds)) calls.push(kinds);
   });
   return {
-    record: () => void (recording = true),
-    stop: () => {
-      monitor.disconnect();
-      return calls;
+    record: async (ms: number): Promise<string[]> => {
+      const seen: string[] = (calls = []);
+      await sleep(ms);
+      calls = undefined;
+      return seen;
     },
+    close: () => monitor.disconnect(),
   };
 }
 
@@ -43,9 +44,7 @@ describe('renewal of mixed kinds on one Redis node', () => {
         held.push(await locks.acquire([`m:${i}:a`, `m:${i}:b`]));
       }
       // 200 holds, 240 entries (a group renews each member); a renewal every 200 ms.
-      monitor.record();
-      await sleep(1_000);
-      const calls = monitor.stop();
+      const calls = await monitor.record(1_000);
       const entries = calls.reduce((sum, kinds) => sum + kinds.length, 0);
       expect(entries).toBeGreaterThanOrEqual(240); // every hold renewed at least once
       expect(Math.max(...calls.map((kinds) => kinds.length))).toBeLessThanOrEqual(100);
@@ -56,7 +55,7 @@ describe('renewal of mixed kinds on one Redis node', () => {
       expect(calls.length).toBeLessThan(entries / 20);
       expect(held.every((lock) => !lock.signal.aborted)).toBe(true);
     } finally {
-      monitor.stop();
+      monitor.close();
       await Promise.all(held.map((lock) => lock.release()));
       await app.close();
     }
