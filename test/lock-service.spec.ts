@@ -76,21 +76,26 @@ describe.each(STORE_KINDS)('LockService on the %s store', (kind) => {
   });
 
   it('re-enters across awaits without a store command, with holdCount following the depth', async () => {
-    await locks.run('nest', async (outer) => {
-      await sleep(5);
-      const before = await store.commandCount();
-      const depths = await locks.run('nest', async (inner) => {
-        await sleep(1);
-        const deeper = await locks.run('nest', () => locks.holdCount('nest'));
-        return [inner.depth, locks.holdCount('nest'), deeper];
-      });
-      const after = await store.commandCount();
-      expect(after - before).toBe(0);
-      expect(depths).toEqual([2, 2, 3]);
-      expect(outer.depth).toBe(1);
-      expect(locks.holdCount('nest')).toBe(1);
-      expect(locks.isHeldByCurrentContext('nest')).toBe(true);
-    });
+    // An explicit lease on the outer hold: no renewal falls between the two command counts.
+    await locks.run(
+      'nest',
+      async (outer) => {
+        await sleep(5);
+        const before = await store.commandCount();
+        const depths = await locks.run('nest', async (inner) => {
+          await sleep(1);
+          const deeper = await locks.run('nest', () => locks.holdCount('nest'));
+          return [inner.depth, locks.holdCount('nest'), deeper];
+        });
+        const after = await store.commandCount();
+        expect(after - before).toBe(0);
+        expect(depths).toEqual([2, 2, 3]);
+        expect(outer.depth).toBe(1);
+        expect(locks.holdCount('nest')).toBe(1);
+        expect(locks.isHeldByCurrentContext('nest')).toBe(true);
+      },
+      { leaseTime: 30_000 },
+    );
     expect(locks.holdCount('nest')).toBe(0);
     expect(locks.isHeldByCurrentContext('nest')).toBe(false);
     expect(await locks.isLocked('nest')).toBe(false);

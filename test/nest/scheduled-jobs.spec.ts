@@ -1,5 +1,5 @@
 import { Inject, Injectable, type INestApplication } from '@nestjs/common';
-import { Cron, ScheduleModule } from '@nestjs/schedule';
+import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { Locked, RedisLockModule } from '../../lib';
@@ -8,6 +8,7 @@ import { suiteRedis } from '../support/suite-redis';
 import { CapturingLogger } from './nest-kit';
 
 const INSTANCE = 'instance name';
+const SKIPPED = 'Skipped: lock "job:sweep" was busy after 0 ms.';
 
 /** One run of the job: which instance ran it, in which second (the cron tick). */
 interface Run {
@@ -32,6 +33,13 @@ class SweepJob {
 describe('a distributed cron job with @nestjs/schedule', () => {
   const server = suiteRedis();
   const logger = new CapturingLogger();
+  /** The tick (second) of each skip line logged. */
+  const skipTicks: number[] = [];
+  const debug = logger.debug;
+  logger.debug = (message: unknown) => {
+    if (message === SKIPPED) skipTicks.push(Math.floor(Date.now() / 1000));
+    debug(message);
+  };
   const prefix = `t:${randomUUID().slice(0, 8)}:`;
   const apps: INestApplication[] = [];
   afterAll(async () => {
@@ -57,14 +65,20 @@ describe('a distributed cron job with @nestjs/schedule', () => {
     await instance('b');
     const firstTick = Math.floor(Date.now() / 1000) + 1; // both instances scheduled from here on
     const counted = () => runs.filter((run) => run.tick >= firstTick);
-    await until(() => counted().length >= 3, 10_000);
+    // The other instance tries a tick a millisecond or two after the one that runs it: wait for
+    // its skip of each tick too, then stop the crons, so no tick starts while the apps close.
+    await until(() => {
+      const ticks = counted().map((run) => run.tick);
+      return ticks.length >= 3 && ticks.every((tick) => skipTicks.includes(tick));
+    }, 10_000);
+    for (const app of apps) {
+      for (const job of app.get(SchedulerRegistry).getCronJobs().values()) void job.stop();
+    }
+    const ticks = counted().map((run) => run.tick);
     await Promise.all(apps.splice(0).map((app) => app.close()));
 
-    const ticks = counted().map((run) => run.tick);
     expect(new Set(ticks).size).toBe(ticks.length); // never twice in one tick
-    const skipped = logger
-      .at('debug')
-      .filter((line) => line === 'Skipped: lock "job:sweep" was busy after 0 ms.');
+    const skipped = logger.at('debug').filter((line) => line === SKIPPED);
     expect(skipped.length).toBeGreaterThanOrEqual(ticks.length); // the other instance tried each tick
     expect(logger.at('error')).toEqual([]);
     expect(logger.at('warn')).toEqual([]);
