@@ -21,9 +21,8 @@ export interface HoldsDriver {
  * call chain, so listeners never run as another chain's owner.
  */
 export class LockHolds {
-  private readonly held = new Set<LockHold>();
-  /** The holds under each name: one hold as itself (the common case: no set built), more as a set. */
-  private readonly byName = new Map<string, LockHold | Set<LockHold>>();
+  /** Holds with an explicit lease; the watchdog keeps the others (the two never share one). */
+  private readonly leased = new Set<LockHold>();
   private readonly watchdog: Watchdog;
 
   constructor(
@@ -41,23 +40,21 @@ export class LockHolds {
 
   /** How many locks this process holds. */
   get size(): number {
-    return this.held.size;
+    return this.leased.size + this.watchdog.size;
   }
 
   /** Every hold, for shutdown. */
   all(): LockHold[] {
-    return [...this.held];
+    return [...this.watchdog.values(), ...this.leased];
   }
 
   /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
   add(hold: LockHold): void {
-    this.held.add(hold);
-    if (hold.names === undefined) this.index(hold.name, hold);
-    else for (const name of hold.names) this.index(name, hold);
     if (hold.watchdog) {
       this.watchdog.add(hold);
       return;
     }
+    this.leased.add(hold);
     hold.expiryTimer = this.driver.outside(() =>
       setTimeout(
         () => this.lose(hold, `its explicit lease of ${hold.leaseTime} ms expired`),
@@ -67,35 +64,22 @@ export class LockHolds {
     hold.expiryTimer.unref();
   }
 
-  /** The holds of `name` this process has (as a group member too). */
+  /**
+   * The holds of `name` this process has (as a group member too). A scan of every hold: only
+   * forceUnlock() and a busy error ask, so no index by name is kept on every acquire.
+   */
   named(name: string): readonly LockHold[] {
-    const holds = this.byName.get(name);
-    if (holds === undefined) return [];
-    return holds instanceof Set ? [...holds] : [holds];
+    return this.all().filter((hold) => (hold.names ?? [hold.name]).includes(name));
   }
 
   /** Stops keeping `hold` (released, or being released). */
   remove(hold: LockHold): void {
-    if (this.held.delete(hold)) {
-      if (hold.names === undefined) this.unindex(hold.name, hold);
-      else for (const name of hold.names) this.unindex(name, hold);
+    if (hold.watchdog) {
+      this.watchdog.remove(hold);
+      return;
     }
-    if (hold.watchdog) this.watchdog.remove(hold);
+    this.leased.delete(hold);
     clearTimeout(hold.expiryTimer);
-  }
-
-  private index(name: string, hold: LockHold): void {
-    const holds = this.byName.get(name);
-    if (holds === undefined) this.byName.set(name, hold);
-    else if (holds instanceof Set) holds.add(hold);
-    else this.byName.set(name, new Set([holds, hold]));
-  }
-
-  private unindex(name: string, hold: LockHold): void {
-    const holds = this.byName.get(name);
-    if (holds === hold) this.byName.delete(name);
-    else if (holds instanceof Set && holds.delete(hold) && holds.size === 0)
-      this.byName.delete(name);
   }
 
   /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */

@@ -38,6 +38,16 @@ export class Watchdog {
     this.period = Math.floor(leaseTime / 3);
   }
 
+  /** How many holds it keeps. */
+  get size(): number {
+    return this.holds.size;
+  }
+
+  /** The holds it keeps. */
+  values(): IterableIterator<LockHold> {
+    return this.holds.values();
+  }
+
   add(hold: LockHold): void {
     this.holds.add(hold);
     if (this.timer === undefined) this.nextRenewal = now() + this.period;
@@ -50,7 +60,7 @@ export class Watchdog {
   /** Stops renewing `hold`. The timer itself stops at its next firing with nothing to renew. */
   remove(hold: LockHold): void {
     this.holds.delete(hold);
-    this.renewing.delete(hold);
+    if (this.renewing.size > 0) this.renewing.delete(hold);
   }
 
   stop(): void {
