@@ -101,6 +101,18 @@ describe.each(STORE_KINDS)('LockService on the %s store', (kind) => {
     expect(await locks.isLocked('nest')).toBe(false);
   });
 
+  it('re-enters an outer lock from inside an inner one of another key, also after awaits', async () => {
+    const inner = await locks.run('outer', () =>
+      locks.run('inner', async () => {
+        await sleep(1);
+        const depth = await locks.run('outer', () => locks.holdCount('outer'), { waitTime: 0 });
+        return [locks.holdCount('outer'), locks.holdCount('inner'), depth];
+      }),
+    );
+    expect(inner).toEqual([1, 1, 2]);
+    expect(await locks.isLocked('outer')).toBe(false);
+  });
+
   it('serialises concurrent siblings inside one locked call', async () => {
     const events: string[] = [];
     await locks.run('siblings', async () => {
