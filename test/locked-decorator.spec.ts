@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
 import { Observable, firstValueFrom, interval, map, take, tap, throwError } from 'rxjs';
 import request from 'supertest';
 import { LockError, LockKeyError, LockOptionsError, LockService, Locked } from '../lib';
-import { lockApp, sleep } from './support/lock-app';
+import { lockApp, sleep, until } from './support/lock-app';
 import { startRedis, type TestRedis } from './support/redis-server';
 
 let raw: Redis;
@@ -180,22 +180,20 @@ describe('@Locked', () => {
     const done = new Promise<void>((resolve) =>
       feed.subscribe({ next: (v) => values.push(v), complete: resolve }),
     );
-    await sleep(30);
-    expect(await raw.exists(`${prefix}feed:x`)).toBe(1);
+    const exists = async (key: string) => raw.exists(`${prefix}${key}`);
+    await until(async () => (await exists('feed:x')) === 1, 1_000);
     await done;
     expect(values).toEqual([0, 1, 2]);
     expect(orders.observed).toEqual([1, 1, 1]);
-    await sleep(20);
-    expect(await raw.exists(`${prefix}feed:x`)).toBe(0);
+    await until(async () => (await exists('feed:x')) === 0, 1_000); // released after complete
   });
 
   it('releases an Observable method on unsubscribe and on error', async () => {
     const subscription = orders.feed('y').subscribe();
-    await sleep(30);
-    expect(await raw.exists(`${prefix}feed:y`)).toBe(1);
+    const exists = async () => raw.exists(`${prefix}feed:y`);
+    await until(async () => (await exists()) === 1, 1_000);
     subscription.unsubscribe();
-    await sleep(30);
-    expect(await raw.exists(`${prefix}feed:y`)).toBe(0);
+    await until(async () => (await exists()) === 0, 1_000); // released on unsubscribe
     await expect(firstValueFrom(orders.brokenFeed('z'))).rejects.toThrow('feed broke');
     expect(await raw.exists(`${prefix}feed:z`)).toBe(0);
   });

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { sleep, watchUnhandledRejections, twoLockNodes, type LockNode } from './fault-kit';
+import { sleep, until, watchUnhandledRejections, twoLockNodes, type LockNode } from './fault-kit';
 
 /**
  * A long lease, so that a waiter that missed the release message would wait for ~the holder's
@@ -24,7 +24,8 @@ describe('fault: the pub/sub connection dropped while waiters wait (its own redi
     const waiting = [1, 2, 3].map((n) =>
       waiters.locks.run('pubsub', () => void order.push(n), { waitTime: 10_000 }),
     );
-    await sleep(100);
+    // The waiters subscribed (after their first attempt was refused).
+    await until(async () => (await raw.pubsub('CHANNELS', '*pubsub}')).length > 0, 2_000);
     expect(await killPubSub()).toBeGreaterThan(0);
     await held.release(); // its release message is published to nobody
     const releasedAt = Date.now();
