@@ -23,6 +23,8 @@ export interface HoldsDriver {
 export class LockHolds {
   /** Holds with an explicit lease; the watchdog keeps the others (the two never share one). */
   private readonly leased = new Set<LockHold>();
+  /** The holds under each name: one hold as itself (the common case: no set built), more as a set. */
+  private readonly byName = new Map<string, LockHold | Set<LockHold>>();
   private readonly watchdog: Watchdog;
 
   constructor(
@@ -50,6 +52,8 @@ export class LockHolds {
 
   /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
   add(hold: LockHold): void {
+    if (hold.names === undefined) this.index(hold.name, hold);
+    else for (const name of hold.names) this.index(name, hold);
     if (hold.watchdog) {
       this.watchdog.add(hold);
       return;
@@ -64,22 +68,38 @@ export class LockHolds {
     hold.expiryTimer.unref();
   }
 
-  /**
-   * The holds of `name` this process has (as a group member too). A scan of every hold: only
-   * forceUnlock() and a busy error ask, so no index by name is kept on every acquire.
-   */
+  /** The holds of `name` this process has (as a group member too). */
   named(name: string): readonly LockHold[] {
-    return this.all().filter((hold) => (hold.names ?? [hold.name]).includes(name));
+    const holds = this.byName.get(name);
+    if (holds === undefined) return [];
+    return holds instanceof Set ? [...holds] : [holds];
   }
 
   /** Stops keeping `hold` (released, or being released). */
   remove(hold: LockHold): void {
+    if (hold.names === undefined) this.unindex(hold.name, hold);
+    else for (const name of hold.names) this.unindex(name, hold);
     if (hold.watchdog) {
       this.watchdog.remove(hold);
       return;
     }
     this.leased.delete(hold);
     clearTimeout(hold.expiryTimer);
+  }
+
+  private index(name: string, hold: LockHold): void {
+    const holds = this.byName.get(name);
+    if (holds === undefined) this.byName.set(name, hold);
+    else if (holds instanceof Set) holds.add(hold);
+    else this.byName.set(name, new Set([holds, hold]));
+  }
+
+  /** Forgets `hold` under `name`; a no-op when it is not there (a hold may be removed twice). */
+  private unindex(name: string, hold: LockHold): void {
+    const holds = this.byName.get(name);
+    if (holds === hold) this.byName.delete(name);
+    else if (holds instanceof Set && holds.delete(hold) && holds.size === 0)
+      this.byName.delete(name);
   }
 
   /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */
