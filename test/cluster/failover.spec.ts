@@ -175,6 +175,11 @@ describe('locks through failovers', () => {
     };
     const [holder, waiter] = await Promise.all([start(), start()]);
     const lock = await holder.acquire('job');
+    // Replication is asynchronous: the replica must have the lock before the primary dies. WAIT
+    // counts this client's writes: one written after the lock comes after it in the stream.
+    const marker = sentinel.client();
+    await marker.set('failover:after-lock', '1');
+    expect(await marker.wait(1, 5_000)).toBe(1);
     let waited = false;
     const parked = waiter.acquire('job', { waitTime: 60_000 }).then((handle) => {
       waited = true;
