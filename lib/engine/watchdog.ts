@@ -60,7 +60,7 @@ export class Watchdog {
   /** Stops renewing `hold`. The timer itself stops at its next firing with nothing to renew. */
   remove(hold: LockHold): void {
     this.holds.delete(hold);
-    if (this.renewing.size > 0) this.renewing.delete(hold);
+    this.renewing.delete(hold);
   }
 
   stop(): void {
