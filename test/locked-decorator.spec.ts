@@ -120,6 +120,8 @@ describe('@Locked', () => {
   let app: INestApplication;
   let orders: OrdersService;
   let prefix: string;
+  /** Whether the lock of `key` exists in Redis (1) or not (0). */
+  const exists = (key: string) => raw.exists(`${prefix}${key}`);
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -180,7 +182,6 @@ describe('@Locked', () => {
     const done = new Promise<void>((resolve) =>
       feed.subscribe({ next: (v) => values.push(v), complete: resolve }),
     );
-    const exists = async (key: string) => raw.exists(`${prefix}${key}`);
     await until(async () => (await exists('feed:x')) === 1, 1_000);
     await done;
     expect(values).toEqual([0, 1, 2]);
@@ -190,10 +191,9 @@ describe('@Locked', () => {
 
   it('releases an Observable method on unsubscribe and on error', async () => {
     const subscription = orders.feed('y').subscribe();
-    const exists = async () => raw.exists(`${prefix}feed:y`);
-    await until(async () => (await exists()) === 1, 1_000);
+    await until(async () => (await exists('feed:y')) === 1, 1_000);
     subscription.unsubscribe();
-    await until(async () => (await exists()) === 0, 1_000); // released on unsubscribe
+    await until(async () => (await exists('feed:y')) === 0, 1_000); // released on unsubscribe
     await expect(firstValueFrom(orders.brokenFeed('z'))).rejects.toThrow('feed broke');
     expect(await raw.exists(`${prefix}feed:z`)).toBe(0);
   });

@@ -9,6 +9,8 @@ import type { TestRedis } from '../support/redis-server';
 export interface LogLine {
   level: string;
   message: string;
+  /** When it was logged (Date.now()). */
+  at: number;
 }
 
 /** A Nest LoggerService that keeps every line (all levels) for assertions. */
@@ -26,7 +28,8 @@ export class CapturingLogger implements LoggerService {
   }
 
   private keep(level: string, message: unknown) {
-    this.lines.push({ level, message: typeof message === 'string' ? message : String(message) });
+    const text = typeof message === 'string' ? message : String(message);
+    this.lines.push({ level, message: text, at: Date.now() });
   }
 }
 
