@@ -128,12 +128,8 @@ export class HoldCalls {
     this.inFlight++;
     return new Promise<R>((resolve, reject) => {
       let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        void this.cleanup(target, owner, sentAt + leaseTime, superseded);
-        reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
-      }, limit);
-      timer.unref();
+      let done = false;
+      let timer: NodeJS.Timeout | undefined = undefined;
       // A literal of one shape (no spread) on the common path: this runs for every lock call.
       const request: AcquireRequest = {
         kind: target.kind,
@@ -151,6 +147,7 @@ export class HoldCalls {
       const answered = (reply: AcquireReply) => {
         // Late, and a newer attempt of the owner id was sent: that one holds what this got.
         const replaced = timedOut && superseded();
+        done = true;
         this.settled(timer, given ? owner : undefined);
         if (replaced) return;
         if (!reply.granted) extra?.refused?.(reply);
@@ -165,6 +162,7 @@ export class HoldCalls {
         }
       };
       const failed = (error: unknown) => {
+        done = true;
         this.settled(timer, given ? owner : undefined);
         if (timedOut) return;
         // A script that failed midway may have written the lock (Redis keeps a script's writes).
@@ -174,6 +172,15 @@ export class HoldCalls {
       };
       if (this.store.acquireInto) this.store.acquireInto(request, answered, failed);
       else this.store.acquire(request).then(answered, failed);
+      // Set once the request is on its way, so it overlaps the store's work (a store that
+      // answered at once needs none).
+      if (done) return;
+      timer = setTimeout(() => {
+        timedOut = true;
+        void this.cleanup(target, owner, sentAt + leaseTime, superseded);
+        reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
+      }, limit);
+      timer.unref();
     });
   }
 
@@ -181,7 +188,7 @@ export class HoldCalls {
    * An attempt's store call settled: stop its bound, forget its given owner id when no attempt
    * of it is in flight any more, and wake close() when it was the last.
    */
-  private settled(timer: NodeJS.Timeout, owner: string | undefined): void {
+  private settled(timer: NodeJS.Timeout | undefined, owner: string | undefined): void {
     clearTimeout(timer);
     if (owner !== undefined) this.givenOwners.settled(owner);
     if (--this.inFlight === 0) this.whenDrained?.();
@@ -216,26 +223,13 @@ export class HoldCalls {
   release(hold: LockHold): Promise<void> {
     const lost = hold.lostError;
     if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
-    this.holds.remove(hold);
     hold.released = true;
-    // After a known loss, or with the lease already over, the answer matters little: bounded.
-    const limit = lost
-      ? FINAL_RELEASE_TIMEOUT
-      : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
     return new Promise<void>((resolve, reject) => {
       let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        if (lost) reject(lost);
-        else {
-          this.driver.logger.warn(
-            `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
-          );
-          resolve();
-        }
-      }, limit);
-      timer.unref();
+      let done = false;
+      let timer: NodeJS.Timeout | undefined = undefined;
       const answered = (listeners: number | null) => {
+        done = true;
         clearTimeout(timer);
         if (timedOut) return;
         if (lost) return reject(lost);
@@ -249,6 +243,7 @@ export class HoldCalls {
         reject(error);
       };
       const failed = (error: unknown) => {
+        done = true;
         clearTimeout(timer);
         if (timedOut) return;
         // The lock stays until its lease ends (the watchdog no longer renews it).
@@ -258,8 +253,29 @@ export class HoldCalls {
         if (lost) reject(lost);
         else resolve();
       };
-      if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
-      else this.store.release(hold).then(answered, failed);
+      // The request first; what only this process needs then overlaps the store's work.
+      try {
+        if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
+        else this.store.release(hold).then(answered, failed);
+      } finally {
+        this.holds.remove(hold);
+      }
+      if (done) return;
+      // After a known loss, or with the lease already over, the answer matters little: bounded.
+      const limit = lost
+        ? FINAL_RELEASE_TIMEOUT
+        : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
+      timer = setTimeout(() => {
+        timedOut = true;
+        if (lost) reject(lost);
+        else {
+          this.driver.logger.warn(
+            `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
+          );
+          resolve();
+        }
+      }, limit);
+      timer.unref();
     });
   }
 
