@@ -7,6 +7,7 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import { lockApp } from '../support/lock-app';
+import { parseCommandstats } from '../support/topology-admin';
 import { startRedis, type TestRedis } from '../support/redis-server';
 import {
   LEASE,
@@ -58,6 +59,9 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
     raw?.disconnect();
     await redis?.stop();
   });
+
+  /** EVALSHA calls the server has run so far. */
+  const evalshaCalls = async () => parseCommandstats(await raw.info('commandstats')).evalsha ?? 0;
 
   /** A lock node with these ioredis options, sharing `direct`'s key prefix; closed after the test. */
   async function node(port: number, redisOptions: RedisOptions, leaseTime = LONG_LEASE) {
@@ -134,9 +138,13 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
     // Another owner's explicit lease runs out 400 ms from now; the waiter retries then.
     await direct.locks.acquire('dropped', { leaseTime: 400 });
     const [directOwner] = Object.keys(await raw.hgetall(name));
+    const attemptsBefore = await evalshaCalls();
     const first = settled(slow.locks.acquire('dropped', { waitTime: 1_000 }));
     await waitFor(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000);
-    await sleep(50); // its attempt after subscribing has been answered: busy
+    // Its attempt after subscribing (the second) has been answered, busy: Redis ran both, and a
+    // PING sent after them on its connection came back, so their replies were read before it.
+    await waitFor(async () => (await evalshaCalls()) >= attemptsBefore + 2, 1_000);
+    await (slow.locks as unknown as { store: { client: Redis } }).store.client.ping();
     proxy.dropReplies();
     // Its retry was granted: another owner holds the hash (until the unanswered attempt's bound
     // frees it, 600 ms; a PTTL above the first lease was visible for only 150 ms of that).
