@@ -2,6 +2,10 @@ import { LockHold } from '../../lib/engine/lock-hold';
 import { KeyQueue, type Attempt, type QueueHost } from '../../lib/engine/waiting/key-queue';
 import { LockRedisError } from '../../lib/lock.errors';
 
+/** How far the engine's clock is ahead of the fake timers' (negative: a timer fires early). */
+const mockClockSkew = { ms: 0 };
+jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
+
 /** A promise settled from outside. */
 class Deferred<T> {
   resolve!: (value: T) => void;
@@ -50,6 +54,7 @@ describe('KeyQueue', () => {
 
   beforeEach(() => {
     jest.useFakeTimers();
+    mockClockSkew.ms = 0;
     host = fakeHost();
   });
   afterEach(() => jest.useRealTimers());
@@ -137,6 +142,23 @@ describe('KeyQueue', () => {
     expect(attempt.replies).toHaveLength(2);
     await advance(1);
     expect(attempt.replies).toHaveLength(3);
+    queue.close(new Error('end'));
+  });
+
+  it('a retry timer that fires before the holder’s TTL is over (the event loop’s time lagging) waits for the rest', async () => {
+    const queue = await subscribedQueue();
+    const attempt = scripted();
+    void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
+    attempt.replies[0].resolve(300);
+    await advance(0);
+    // The timer fires 301 ms on, when the engine's clock has moved only 281 ms.
+    mockClockSkew.ms = -20;
+    await advance(301);
+    expect(attempt.replies).toHaveLength(1);
+    await advance(19);
+    expect(attempt.replies).toHaveLength(1);
+    await advance(1);
+    expect(attempt.replies).toHaveLength(2);
     queue.close(new Error('end'));
   });
 

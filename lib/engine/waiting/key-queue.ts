@@ -69,6 +69,8 @@ export class KeyQueue {
   /** The attempt in flight answers a release notice. */
   private byNotice = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** When (clock ms) the retry timer's attempt is due. */
+  private retryAt = 0;
   private lingerTimer: NodeJS.Timeout | undefined;
   private disposed = false;
 
@@ -233,7 +235,19 @@ export class KeyQueue {
     if (this.waiters.length === 0 || this.attempting) return;
     clearTimeout(this.retryTimer);
     // A foreign lock's PTTL may exceed what a timer holds (it would fire at once).
-    this.retryTimer = setTimeout(() => this.attempt(), Math.min(delay, MAX_TIMER_DELAY));
+    const wait = Math.min(delay, MAX_TIMER_DELAY);
+    this.retryAt = now() + wait;
+    this.retryIn(wait);
+  }
+
+  private retryIn(delay: number): void {
+    this.retryTimer = setTimeout(() => {
+      // Node counts a timer from the event loop's cached time, which lags under load, so it can
+      // fire a few ms early: an attempt sent before the holder's lease ends only meets it again.
+      const left = this.retryAt - now();
+      if (left > 0) this.retryIn(left);
+      else this.attempt();
+    }, delay);
     this.retryTimer.unref();
   }
 
