@@ -128,7 +128,6 @@ export class HoldCalls {
     this.inFlight++;
     return new Promise<R>((resolve, reject) => {
       let timedOut = false;
-      let done = false;
       let timer: NodeJS.Timeout | undefined = undefined;
       // A literal of one shape (no spread) on the common path: this runs for every lock call.
       const request: AcquireRequest = {
@@ -147,7 +146,6 @@ export class HoldCalls {
       const answered = (reply: AcquireReply) => {
         // Late, and a newer attempt of the owner id was sent: that one holds what this got.
         const replaced = timedOut && superseded();
-        done = true;
         this.settled(timer, given ? owner : undefined);
         if (replaced) return;
         if (!reply.granted) extra?.refused?.(reply);
@@ -162,7 +160,6 @@ export class HoldCalls {
         }
       };
       const failed = (error: unknown) => {
-        done = true;
         this.settled(timer, given ? owner : undefined);
         if (timedOut) return;
         // A script that failed midway may have written the lock (Redis keeps a script's writes).
@@ -172,9 +169,8 @@ export class HoldCalls {
       };
       if (this.store.acquireInto) this.store.acquireInto(request, answered, failed);
       else this.store.acquire(request).then(answered, failed);
-      // Set once the request is on its way, so it overlaps the store's work (a store that
-      // answered at once needs none).
-      if (done) return;
+      // Set once the request is on its way (the store answers in a later step), so it overlaps
+      // the round trip instead of delaying the request.
       timer = setTimeout(() => {
         timedOut = true;
         void this.cleanup(target, owner, sentAt + leaseTime, superseded);
@@ -223,13 +219,12 @@ export class HoldCalls {
   release(hold: LockHold): Promise<void> {
     const lost = hold.lostError;
     if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
+    this.holds.remove(hold);
     hold.released = true;
     return new Promise<void>((resolve, reject) => {
       let timedOut = false;
-      let done = false;
       let timer: NodeJS.Timeout | undefined = undefined;
       const answered = (listeners: number | null) => {
-        done = true;
         clearTimeout(timer);
         if (timedOut) return;
         if (lost) return reject(lost);
@@ -243,7 +238,6 @@ export class HoldCalls {
         reject(error);
       };
       const failed = (error: unknown) => {
-        done = true;
         clearTimeout(timer);
         if (timedOut) return;
         // The lock stays until its lease ends (the watchdog no longer renews it).
@@ -253,14 +247,9 @@ export class HoldCalls {
         if (lost) reject(lost);
         else resolve();
       };
-      // The request first; what only this process needs then overlaps the store's work.
-      try {
-        if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
-        else this.store.release(hold).then(answered, failed);
-      } finally {
-        this.holds.remove(hold);
-      }
-      if (done) return;
+      if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
+      else this.store.release(hold).then(answered, failed);
+      // As for an attempt, the bound is set once the request is on its way.
       // After a known loss, or with the lease already over, the answer matters little: bounded.
       const limit = lost
         ? FINAL_RELEASE_TIMEOUT

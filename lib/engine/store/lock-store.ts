@@ -87,9 +87,9 @@ export interface LockStore {
    */
   release(hold: StoredHold): Promise<number | null>;
   /**
-   * acquire(), its answer handed to `answered` (a failure to `failed`) in the step that reads it:
-   * one promise and one microtask hop less on the path every lock call takes. Optional: without
-   * it the engine uses acquire().
+   * acquire(), its answer handed to `answered` (a failure to `failed`) in the step that reads it,
+   * never before acquireInto() returns: one promise and one microtask hop less on the path every
+   * lock call takes. Optional: without it the engine uses acquire().
    */
   acquireInto?(
     request: AcquireRequest,
