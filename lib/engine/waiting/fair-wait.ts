@@ -3,8 +3,8 @@ import { now } from '../clock';
 import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
 import type { ResolvedLockOptions } from '../options/lock-options';
-import { MAX_TIMER_DELAY } from '../options/validate';
 import { isConnectionError, type LockStore, type LockTarget } from '../store/lock-store';
+import { DeadlineTimer } from '../time-limit';
 import type { ChannelListener, LockWaiters } from './lock-waiters';
 
 /** Delay before trying again after an attempt failed on the connection, ms. */
@@ -93,7 +93,8 @@ export interface FairWaitHost {
  */
 export class FairWait implements ChannelListener {
   private wake: (() => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** Ends a sleep (never early: the store's wait is measured from its answer). */
+  private readonly timer = new DeadlineTimer(() => this.wake?.());
   private closed: Error | undefined;
   private notified = false;
 
@@ -134,7 +135,7 @@ export class FairWait implements ChannelListener {
       throw error;
     } finally {
       this.signal?.removeEventListener('abort', onAbort);
-      clearTimeout(this.timer);
+      this.timer.cancel();
       if (subscribed) void this.host.unsubscribe(this).catch(() => undefined);
     }
   }
@@ -170,11 +171,10 @@ export class FairWait implements ChannelListener {
     return new Promise<void>((resolve) => {
       this.wake = () => {
         this.wake = undefined;
-        clearTimeout(this.timer);
+        this.timer.cancel();
         resolve();
       };
-      this.timer = setTimeout(this.wake, Math.min(delay, MAX_TIMER_DELAY));
-      this.timer.unref();
+      this.timer.start(delay);
     });
   }
 }

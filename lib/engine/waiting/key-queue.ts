@@ -1,7 +1,7 @@
 import { now } from '../clock';
 import type { LockHold } from '../lock-hold';
-import { MAX_TIMER_DELAY } from '../options/validate';
 import { isConnectionError } from '../store/lock-store';
+import { DeadlineTimer } from '../time-limit';
 import { TurnPolicy } from './turn-policy';
 import { WaitList, type WaitTicket } from './wait-list';
 
@@ -68,9 +68,8 @@ export class KeyQueue {
   private pendingByNotice = false;
   /** The attempt in flight answers a release notice. */
   private byNotice = false;
-  private retryTimer: NodeJS.Timeout | undefined;
-  /** When (clock ms) the retry timer's attempt is due. */
-  private retryAt = 0;
+  /** The next attempt when no notice comes first (after a lease, a hold-back, an error). */
+  private readonly retryTimer = new DeadlineTimer(() => this.attempt());
   private lingerTimer: NodeJS.Timeout | undefined;
   private disposed = false;
 
@@ -185,8 +184,7 @@ export class KeyQueue {
       this.retryAfter(holdBack);
       return;
     }
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.retryTimer.cancel();
     this.attempting = true;
     this.wakePending = false;
     this.pendingByNotice = false;
@@ -233,28 +231,14 @@ export class KeyQueue {
 
   private retryAfter(delay: number): void {
     if (this.waiters.length === 0 || this.attempting) return;
-    clearTimeout(this.retryTimer);
-    // A foreign lock's PTTL may exceed what a timer holds (it would fire at once).
-    const wait = Math.min(delay, MAX_TIMER_DELAY);
-    this.retryAt = now() + wait;
-    this.retryIn(wait);
-  }
-
-  private retryIn(delay: number): void {
-    this.retryTimer = setTimeout(() => {
-      // Node counts a timer from the event loop's cached time, which lags under load, so it can
-      // fire a few ms early: an attempt sent before the holder's lease ends only meets it again.
-      const left = this.retryAt - now();
-      if (left > 0) this.retryIn(left);
-      else this.attempt();
-    }, delay);
-    this.retryTimer.unref();
+    // Never early: an attempt sent before the holder's lease ends only meets it again.
+    this.retryTimer.start(delay);
   }
 
   /** After each departure: an empty queue lingers, then is dropped. */
   private left(): void {
     if (this.waiters.length > 0 || this.disposed) return;
-    clearTimeout(this.retryTimer);
+    this.retryTimer.cancel();
     clearTimeout(this.lingerTimer);
     this.lingerTimer = setTimeout(() => this.dispose(), QUEUE_LINGER);
     this.lingerTimer.unref();
@@ -264,7 +248,7 @@ export class KeyQueue {
     if (this.waiters.length > 0 || this.disposed) return;
     this.disposed = true;
     clearTimeout(this.lingerTimer);
-    clearTimeout(this.retryTimer);
+    this.retryTimer.cancel();
     clearTimeout(this.turnTimer);
     this.host.dropped(this);
     this.host.unsubscribe(this.channel).catch((error: unknown) => this.host.failed(error));

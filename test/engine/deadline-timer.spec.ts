@@ -1,0 +1,56 @@
+import { DeadlineTimer } from '../../lib/engine/time-limit';
+
+/** How far the engine's clock is ahead of the fake timers' (negative: a timer fires early). */
+const mockClockSkew = { ms: 0 };
+jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
+
+describe('DeadlineTimer', () => {
+  let runs: number;
+  let timer: DeadlineTimer;
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    mockClockSkew.ms = 0;
+    runs = 0;
+    timer = new DeadlineTimer(() => runs++);
+  });
+  afterEach(() => {
+    timer.cancel();
+    jest.useRealTimers();
+  });
+
+  it('runs once its delay has passed', () => {
+    timer.start(100);
+    jest.advanceTimersByTime(99);
+    expect(runs).toBe(0);
+    jest.advanceTimersByTime(1);
+    expect(runs).toBe(1);
+    jest.advanceTimersByTime(1_000);
+    expect(runs).toBe(1);
+  });
+
+  it('waits for the rest when its timer fires before the clock says the delay has passed', () => {
+    timer.start(100);
+    mockClockSkew.ms = -30; // the timer fires when the clock has moved 70 ms
+    jest.advanceTimersByTime(100);
+    expect(runs).toBe(0);
+    jest.advanceTimersByTime(29);
+    expect(runs).toBe(0);
+    jest.advanceTimersByTime(1);
+    expect(runs).toBe(1);
+  });
+
+  it('start() replaces the pending run, cancel() stops it', () => {
+    timer.start(100);
+    jest.advanceTimersByTime(50);
+    timer.start(100);
+    jest.advanceTimersByTime(99);
+    expect(runs).toBe(0);
+    jest.advanceTimersByTime(1);
+    expect(runs).toBe(1);
+    timer.start(100);
+    timer.cancel();
+    jest.advanceTimersByTime(1_000);
+    expect(runs).toBe(1);
+  });
+});
