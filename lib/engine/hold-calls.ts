@@ -180,10 +180,7 @@ export class HoldCalls {
     });
   }
 
-  /**
-   * An attempt's store call settled: stop its bound, forget its given owner id when no attempt
-   * of it is in flight any more, and wake close() when it was the last.
-   */
+  /** An attempt settled: stop its bound, forget its given owner id, wake close() after the last. */
   private settled(timer: NodeJS.Timeout | undefined, owner: string | undefined): void {
     clearTimeout(timer);
     if (owner !== undefined) this.givenOwners.settled(owner);
@@ -212,14 +209,10 @@ export class HoldCalls {
     return hold;
   }
 
-  /**
-   * Frees an entry's hold in the store; rejects with LockLostError when it had been lost. One
-   * promise and one timer per release, as for an attempt.
-   */
+  /** Frees an entry's hold in the store; rejects with LockLostError when it had been lost. */
   release(hold: LockHold): Promise<void> {
     const lost = hold.lostError;
     if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
-    this.holds.remove(hold);
     hold.released = true;
     return new Promise<void>((resolve, reject) => {
       let timedOut = false;
@@ -247,9 +240,13 @@ export class HoldCalls {
         if (lost) reject(lost);
         else resolve();
       };
-      if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
-      else this.store.release(hold).then(answered, failed);
-      // As for an attempt, the bound is set once the request is on its way.
+      // As for an attempt, the request goes first: the rest overlaps its round trip.
+      try {
+        if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
+        else this.store.release(hold).then(answered, failed);
+      } finally {
+        this.holds.remove(hold);
+      }
       // After a known loss, or with the lease already over, the answer matters little: bounded.
       const limit = lost
         ? FINAL_RELEASE_TIMEOUT
