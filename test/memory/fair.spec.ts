@@ -55,9 +55,11 @@ describe('MemoryLockStore: fair locks (fair-acquire/release/leave/force-unlock.l
     expect(store.release(hold('fair', 'f', 'b:1'))).toBe(1);
     expect(await told()).toEqual([0, 1, 1]);
     expect(store.acquire(attempt('c:1')).granted).toBe(true);
-    // The queue is empty: a release tells nobody; sent again, the same answer.
-    expect(store.release(hold('fair', 'f', 'c:1'))).toBe(0);
-    expect(store.release(hold('fair', 'f', 'c:1'))).toBe(0);
+    // The queue is empty: a release tells the plain lock's channel; sent again, the same answer.
+    expect(store.release(hold('fair', 'f', 'c:1'))).toBe(1);
+    expect(store.release(hold('fair', 'f', 'c:1'))).toBe(1);
+    await delivered();
+    expect(lockWaiter.notices).toHaveLength(1);
     expect(store.release(hold('fair', 'f', 'x:9'))).toBeNull();
   });
 
@@ -91,17 +93,44 @@ describe('MemoryLockStore: fair locks (fair-acquire/release/leave/force-unlock.l
     expect(await told()).toEqual([0, 2, 1]);
   });
 
-  it('drops a waiter that does not come back within its place timeout', async () => {
+  it('drops a waiter that does not come back within its place timeout after its turn', async () => {
     store.acquire(attempt('a:1', { leaseTime: 1_000 }));
     store.acquire(attempt('b:1')); // deadline: 1 000 (the lease) + 1 000 (place timeout)
     store.acquire(attempt('c:1'));
-    store.release(hold('fair', 'f', 'a:1'));
+    store.release(hold('fair', 'f', 'a:1')); // b's turn comes now, 1 000 before the lease end
     expect(await told()).toEqual([0, 1, 0]);
-    // b never comes back; c's retries are refused while b keeps its place.
-    jest.advanceTimersByTime(1_999);
+    // b never comes back; c's retries are refused while b keeps its place: the place timeout
+    // from its turn (before: from the lease end, 1 999 ms).
+    jest.advanceTimersByTime(999);
     expect(store.acquire(attempt('c:1')).granted).toBe(false);
     jest.advanceTimersByTime(1);
     expect(store.acquire(attempt('c:1')).granted).toBe(true);
+  });
+
+  it('keeps deadlines from drifting under churn; a dead head then costs its place timeout', async () => {
+    const owners = ['a:1', 'b:1', 'c:1'];
+    store.acquire(attempt('x:1'));
+    for (const owner of owners) store.acquire(attempt(owner));
+    let holder = 'x:1';
+    const queue = [...owners];
+    for (let i = 0; i < 40; i++) {
+      jest.advanceTimersByTime(10);
+      store.release(hold('fair', 'f', holder));
+      const head = queue.shift()!;
+      expect(store.acquire(attempt(head)).granted).toBe(true);
+      expect(store.acquire(attempt(holder)).granted).toBe(false);
+      queue.push(holder);
+      holder = head;
+    }
+    // The last of three waits for at most the lease plus two place timeouts (before: one more
+    // place timeout per hand-off, 40 s).
+    expect(ttlOf(store.acquire(attempt(queue[2])))).toBeLessThanOrEqual(10_000 + 2 * 1_000);
+    await delivered();
+    // The head dies; once the holder releases, the next waits at most one place timeout.
+    store.release(hold('fair', 'f', holder));
+    expect(ttlOf(store.acquire(attempt(queue[1])))).toBeLessThanOrEqual(1_000);
+    jest.advanceTimersByTime(1_000);
+    expect(store.acquire(attempt(queue[1])).granted).toBe(true);
   });
 
   it('keeps a place that is renewed by coming back, however long the holder holds', () => {

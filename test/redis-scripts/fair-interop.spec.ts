@@ -101,31 +101,39 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
   });
 
   /**
-   * A known break, not fixed (it.failing: green while it lasts, red once fixed). When Redisson
-   * grants the lock it takes its own wait (fairLockWaitTimeout, 5 min by default) off every
-   * queued deadline, ours included. Ours are the deadline of the waiter ahead plus our
-   * fairQueueTimeout (5 s), so once a Redisson waiter's turn comes more than that past its
-   * estimate (its holder renewed), our waiter behind it is past its deadline: Redisson's next
-   * unlock drops it as a stale head and tells nobody. Scaled down here: place timeout 100 ms,
-   * the holder renewed 600 ms past its first lease.
+   * Redisson's grant takes the grantee's wait (fairLockWaitTimeout, 5 min for lock()) off every
+   * deadline, ours too. Ours are measured from the queue's turn, which our scripts keep at the
+   * holder's lease end (the holder renewed past what the Redisson waiter expected) and set to the
+   * release's time, so after that grant our waiter still has its place timeout, within which it
+   * comes back (every third of it) and renews. Before: it was past its deadline at once, and
+   * dropped (the Redisson waiter behind it served first).
    */
-  it.failing(
-    'our waiter behind a Redisson waiter keeps its place after Redisson takes its turn',
-    async () => {
-      const lock = await fresh('a:1');
-      expect(await lock.acquire('h:1', { lease: 300 })).toBe(0);
-      expect(await java.fairTryLock(lock.name, 1, 30_000, 300_000)).toBeGreaterThan(0);
-      expect(await lock.acquire('a:1', { place: 100 })).toBeLessThan(0);
-      expect(await renewAll(raw, 30_000, [{ kind: 'l', keys: [lock.name], owner: 'h:1' }])).toEqual(
-        [1],
-      );
-      await sleep(600);
-      expect(await lock.release('h:1', 'h')).toBe(0); // told the Redisson waiter, which is not listening
-      expect(await java.fairTryLock(lock.name, 1, 30_000, 300_000)).toBeNull();
-      expect(await java.fairUnlock(lock.name, 1)).toBe(1);
-      expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['a:1']);
-      await sleep(50);
-      expect(listener.on(lock.channelOf('a:1'))).toEqual(['0']);
-    },
-  );
+  it('our waiter behind a Redisson waiter keeps its place after Redisson takes its late turn', async () => {
+    const place = 1_000;
+    const lock = await fresh('a:1');
+    const renew = async () => expect(await lock.acquire('a:1', { place })).toBeLessThan(0);
+    expect(await lock.acquire('h:1', { lease: 300 })).toBe(0);
+    expect(await java.fairTryLock(lock.name, 1, 30_000, 300_000)).toBeGreaterThan(0);
+    await renew();
+    expect(await java.fairTryLock(lock.name, 2, 30_000, 300_000)).toBeGreaterThan(0);
+    expect(await raw.lrange(lock.queue, 0, -1)).toEqual([java.owner(1), 'a:1', java.owner(2)]);
+    expect(await renewAll(raw, 30_000, [{ kind: 'l', keys: [lock.name], owner: 'h:1' }])).toEqual([
+      1,
+    ]);
+    await sleep(2 * place); // the holder holds past the Redisson waiter's turn + our place
+    await renew();
+    expect(await lock.release('h:1', 'h')).toBe(0); // told the Redisson waiter, not listening
+    expect(await java.fairTryLock(lock.name, 1, 30_000, 300_000)).toBeNull();
+    // The Redisson holder holds past our waiter's place timeout; our waiter renews meanwhile.
+    for (let i = 0; i < 5; i++) {
+      await renew();
+      await sleep(place / 4);
+    }
+    expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['a:1', java.owner(2)]);
+    expect(await java.fairUnlock(lock.name, 1)).toBe(1);
+    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await java.fairTryLock(lock.name, 2, 30_000, 300_000)).toBeGreaterThanOrEqual(0);
+    expect(await lock.acquire('a:1', { place })).toBe(0);
+    expect(await raw.lrange(lock.queue, 0, -1)).toEqual([java.owner(2)]);
+  });
 });

@@ -85,11 +85,13 @@ export function rwLock(raw: Redis, name: string) {
 export function fairLock(raw: Redis, name: string) {
   const queue = aux('redisson_lock_queue', name);
   const timeouts = aux('redisson_lock_timeout', name);
+  const turn = `${timeouts}:turn`;
   const channels = aux('redisson_lock__channel', name);
   return {
     name,
     queue,
     timeouts,
+    turn,
     channelOf: (owner: string) => `${channels}:${owner}`,
     /** Options: lease (30 s), place timeout (5 s), join the queue when refused (yes). */
     acquire: async (
@@ -99,10 +101,11 @@ export function fairLock(raw: Redis, name: string) {
       Number(
         await scripts.fairAcquire.run(
           raw,
-          3,
+          4,
           name,
           queue,
           timeouts,
+          turn,
           options.lease ?? 30_000,
           owner,
           options.place ?? 5_000,
@@ -111,24 +114,43 @@ export function fairLock(raw: Redis, name: string) {
           'publish',
         ),
       ),
-    release: async (owner: string, requestId: string) =>
+    /** Options: place timeout (5 s), undo the owner's grant (no). */
+    release: async (
+      owner: string,
+      requestId: string,
+      options: { place?: number; requeue?: boolean } = {},
+    ) =>
       int(
         await scripts.fairRelease.run(
+          raw,
+          5,
+          name,
+          queue,
+          timeouts,
+          latch(name, requestId),
+          turn,
+          channels,
+          owner,
+          LATCH_TTL,
+          'publish',
+          options.place ?? 5_000,
+          options.requeue ? '1' : '0',
+        ),
+      ),
+    leave: async (owner: string, place = 5_000) =>
+      Number(
+        await scripts.fairLeave.run(
           raw,
           4,
           name,
           queue,
           timeouts,
-          latch(name, requestId),
+          turn,
           channels,
           owner,
-          LATCH_TTL,
           'publish',
+          place,
         ),
-      ),
-    leave: async (owner: string) =>
-      Number(
-        await scripts.fairLeave.run(raw, 3, name, queue, timeouts, channels, owner, 'publish'),
       ),
     forceUnlock: async () => Number(await forceUnlock(raw, name)),
   };

@@ -56,6 +56,14 @@ export function fairTimeoutName(name: string): string {
   return auxName('redisson_lock_timeout', name);
 }
 
+/**
+ * When a fair lock's queue head's turn is expected, ms (ours, not Redisson's; in the deadline
+ * set's slot and ACL pattern).
+ */
+export function fairTurnName(name: string): string {
+  return `${fairTimeoutName(name)}:turn`;
+}
+
 /** The channel on which a fair lock's waiter `owner` is told its turn has come. */
 export function fairWaiterChannel(name: string, owner: string): string {
   return `${channelName(name)}:${owner}`;

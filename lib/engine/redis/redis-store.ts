@@ -10,7 +10,7 @@ import {
   type NoticeListener,
   type StoredHold,
 } from '../store/lock-store';
-import { fairKind, fairLeave } from './kinds/fair-kind';
+import { DEFAULT_PLACE_TIMEOUT, fairKind, fairLeave, fairUndo } from './kinds/fair-kind';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';
 import { acquirePlain, plainKind, releasePlain } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
@@ -62,6 +62,8 @@ export class RedisStore implements LockStore {
   private readonly client: ScriptClient;
   private readonly multi: MultiLock;
   private readonly notices: RedisNotices;
+  /** The place timeout of this store's fair waiters (their last request's), ms. */
+  private fairPlaceTimeout = DEFAULT_PLACE_TIMEOUT;
 
   constructor(
     private readonly connections: RedisConnections,
@@ -83,6 +85,8 @@ export class RedisStore implements LockStore {
     const { key } = request;
     const replicas = request.syncReplicas ?? 0;
     if (request.kind === 'multi') return this.multi.acquire(request).catch(failure(key, 'acquire'));
+    if (request.kind === 'fair')
+      this.fairPlaceTimeout = request.placeTimeout ?? this.fairPlaceTimeout;
     if (request.kind !== 'lock' || replicas > 0) return this.acquireBy(request, replicas);
     return acquirePlain(this.client, request, acquireReply, failure(key, 'acquire'));
   }
@@ -115,7 +119,12 @@ export class RedisStore implements LockStore {
     ).catch(failed);
     const result = kind.acquired(reply, request);
     if (result.granted && acknowledged < replicas) {
-      await this.release({ ...request, syncReplicas: 0 }).catch(() => undefined);
+      // A fair waiter goes back to the head of its queue, so its retry keeps its turn.
+      const undo =
+        request.kind === 'fair'
+          ? this.runCall(fairUndo(request, publish, this.fairPlaceTimeout), 0)
+          : this.release({ ...request, syncReplicas: 0 });
+      await undo.catch(() => undefined);
       throw new ReplicaSyncError(request.key, acknowledged, replicas, this.syncTimeout);
     }
     return result;
@@ -167,7 +176,8 @@ export class RedisStore implements LockStore {
     const kind = KINDS[hold.kind as Exclude<HoldKind, 'multi'>];
     const failed = failure(hold.key, 'release');
     const publish = kind.shardable ? await this.notices.publishCommand().catch(failed) : 'publish';
-    const call = kind.release(hold, unlockLatchKey(hold.name, requestId), publish);
+    const latch = unlockLatchKey(hold.name, requestId);
+    const call = kind.release(hold, latch, publish, this.fairPlaceTimeout);
     const [reply] = await this.runCall(call, replicas).catch(failed);
     return kind.released(reply);
   }

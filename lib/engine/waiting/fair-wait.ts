@@ -1,4 +1,4 @@
-import type { Busy } from '../busy';
+import { unsynced, type Busy } from '../busy';
 import { now } from '../clock';
 import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
@@ -23,8 +23,10 @@ export interface FairDriver {
 
 /**
  * Takes a fair lock: a no-wait try leaves no trace; a waiter joins the queue in the store with
- * its first attempt, then waits for its turn on its own channel (see FairWait). The hold, or
- * null when the wait is over (`busy` gets the holder's lease).
+ * its first attempt, then waits for its turn on its own channel and for releases of the plain
+ * lock of the name (see FairWait). The hold, or null when the wait is over (`busy` gets the
+ * holder's lease). A grant undone for want of replica acknowledgements is tried again within
+ * the wait, the waiter back at the head of the queue.
  */
 export async function takeFair(
   driver: FairDriver,
@@ -37,11 +39,14 @@ export async function takeFair(
   const queue = opts.waitTime > 0;
   const extra = { owner, request: { queue, placeTimeout: driver.fairQueueTimeout } };
   const attempt = () =>
-    calls.attempt(target, opts, extra).then((result) => {
-      if (typeof result === 'number') busy.leaseEnds = now() + result;
-      return result;
-    });
-  const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false };
+    calls.attempt(target, opts, extra).then(
+      (result) => {
+        if (typeof result === 'number') busy.leaseEnds = now() + result;
+        return result;
+      },
+      (error: unknown) => unsynced(error, busy),
+    );
+  const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false, ...extra.request };
   // A first attempt that failed may still have queued the waiter: it leaves (best effort).
   const first = await attempt().catch(async (error: unknown) => {
     if (queue) await store.leave(request).catch(() => undefined);
@@ -50,6 +55,14 @@ export async function takeFair(
   if (typeof first !== 'number') return first;
   if (!queue) return null;
   const channel = store.channel(target, owner);
+  const plain = store.channel({ ...target, kind: 'lock' }, '');
+  const unsubscribe = (listener: ChannelListener) => {
+    waiters.unlisten(channel, listener);
+    return Promise.all([
+      store.unsubscribe(channel),
+      waiters.stopAlsoListening(plain, listener),
+    ]).then(() => undefined);
+  };
   const wait = new FairWait(
     {
       attempt,
@@ -57,17 +70,19 @@ export async function takeFair(
       subscribe: (listener) => {
         waiters.listen(channel, listener);
         // A failed SUBSCRIBE leaves no listener behind (the acquire then fails with its error).
-        return store.subscribe(channel).catch((error: unknown) => {
-          waiters.unlisten(channel, listener);
-          throw error;
-        });
+        const subscribed = [store.subscribe(channel), waiters.alsoListen(plain, listener)];
+        return Promise.all(subscribed).then(
+          () => undefined,
+          async (error: unknown) => {
+            await unsubscribe(listener).catch(() => undefined);
+            throw error;
+          },
+        );
       },
-      unsubscribe: (listener) => {
-        waiters.unlisten(channel, listener);
-        return store.unsubscribe(channel);
-      },
+      unsubscribe,
     },
     opts.waitTime,
+    Math.max(1, Math.floor(driver.fairQueueTimeout / 3)),
     opts.signal,
   );
   return wait.run(driver.noLeaseRetry);
@@ -79,7 +94,7 @@ export interface FairWaitHost {
   attempt(): Promise<LockHold | number>;
   /** Leaves the queue in the store (best effort: a place also ends with its timeout). */
   leave(): Promise<void>;
-  /** Starts routing the messages of this waiter's channel here and subscribes to it. */
+  /** Starts routing the messages of this waiter's channels here and subscribes to them. */
   subscribe(listener: ChannelListener): Promise<void>;
   unsubscribe(listener: ChannelListener): Promise<void>;
 }
@@ -87,9 +102,12 @@ export interface FairWaitHost {
 /**
  * One waiter for a fair lock (Redisson's RFairLock): every attempt uses the same owner id, so it
  * keeps its place in the queue in Redis, and it waits on its own channel, where a release tells
- * only the queue's head. It tries again when told, when the wait the store asked for is over
- * (the holder's lease, or the deadline of the waiter ahead: a dead waiter is dropped then), or
- * after a connection error. Giving up (timeout, abort, shutdown) leaves the queue at once.
+ * only the queue's head (and on the plain lock's, for releases of a plain holder). It tries
+ * again when told, when the wait the store asked for is over (the holder's lease, or the
+ * deadline of the waiter ahead: a dead waiter is dropped then), after a connection error, and
+ * at least every `renewEvery` ms: each attempt renews its place, which lasts the place timeout
+ * from the attempt, so its place never runs out while it lives, whatever others do. Giving up
+ * (timeout, abort, shutdown) leaves the queue at once.
  */
 export class FairWait implements ChannelListener {
   private wake: (() => void) | undefined;
@@ -101,6 +119,8 @@ export class FairWait implements ChannelListener {
   constructor(
     private readonly host: FairWaitHost,
     private readonly waitTime: number,
+    /** The longest sleep between two attempts, ms: well within the place timeout. */
+    private readonly renewEvery: number,
     private readonly signal: AbortSignal | undefined,
   ) {}
 
@@ -128,7 +148,7 @@ export class FairWait implements ChannelListener {
           await this.host.leave().catch(() => undefined);
           return null;
         }
-        await this.sleep(Math.min(retry, left));
+        await this.sleep(Math.min(retry, left, this.renewEvery));
       }
     } catch (error) {
       await this.host.leave().catch(() => undefined);

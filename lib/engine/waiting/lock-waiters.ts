@@ -32,6 +32,10 @@ export class LockWaiters {
   private readonly queues = new Map<string, KeyQueue>();
   /** Who listens on each channel subscribed to. */
   private readonly listeners = new Map<string, ChannelListener>();
+  /** Who else listens on a channel (fair waiters on their lock's plain channel). */
+  private readonly alsoListening = new Map<string, Set<ChannelListener>>();
+  /** Channels subscribed to for their queue (see alsoListen). */
+  private readonly queueChannels = new Set<string>();
   /** Hold-backs (until, clock ms) after releases of locks that had no queue here. */
   private readonly holdBacks = new Map<string, number>();
   private readonly host: QueueHost;
@@ -43,8 +47,8 @@ export class LockWaiters {
     driver: WaitersDriver,
   ) {
     this.host = {
-      subscribe: (channel) => store.subscribe(channel),
-      unsubscribe: (channel) => store.unsubscribe(channel),
+      subscribe: (channel) => this.subscribe(channel),
+      unsubscribe: (channel) => this.unsubscribe(channel),
       abandoned: (hold) => driver.abandoned(hold),
       failed: (error) => driver.failed(error),
       dropped: (queue) => {
@@ -54,7 +58,10 @@ export class LockWaiters {
       },
     };
     store.listen({
-      notice: (channel) => this.listeners.get(channel)?.notice(),
+      notice: (channel) => {
+        this.listeners.get(channel)?.notice();
+        for (const listener of this.alsoListening.get(channel) ?? []) listener.notice();
+      },
       reconnected: () => {
         for (const listener of [...this.listeners.values()]) listener.reconnected();
       },
@@ -105,6 +112,36 @@ export class LockWaiters {
   /** Stops routing the messages of `channel` to `listener`. */
   unlisten(channel: string, listener: ChannelListener): void {
     if (this.listeners.get(channel) === listener) this.listeners.delete(channel);
+  }
+
+  /**
+   * Routes the messages of `channel` to `listener` too, and subscribes to it: the subscription
+   * is shared with the channel's queue, and ends when the last of them goes.
+   */
+  alsoListen(channel: string, listener: ChannelListener): Promise<void> {
+    const listening = this.alsoListening.get(channel) ?? new Set<ChannelListener>();
+    this.alsoListening.set(channel, listening.add(listener));
+    return this.store.subscribe(channel);
+  }
+
+  stopAlsoListening(channel: string, listener: ChannelListener): Promise<void> {
+    const listening = this.alsoListening.get(channel);
+    if (!listening?.delete(listener)) return Promise.resolve();
+    if (listening.size > 0) return Promise.resolve();
+    this.alsoListening.delete(channel);
+    return this.queueChannels.has(channel) ? Promise.resolve() : this.store.unsubscribe(channel);
+  }
+
+  /** A queue subscribes to its channel. */
+  private subscribe(channel: string): Promise<void> {
+    this.queueChannels.add(channel);
+    return this.store.subscribe(channel);
+  }
+
+  /** A queue unsubscribes from its channel, unless others also listen on it. */
+  private unsubscribe(channel: string): Promise<void> {
+    this.queueChannels.delete(channel);
+    return this.alsoListening.has(channel) ? Promise.resolve() : this.store.unsubscribe(channel);
   }
 
   /**

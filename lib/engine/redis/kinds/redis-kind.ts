@@ -25,8 +25,16 @@ export interface RedisKind {
   /** `publish`: how a script that tells a waiter (fair-acquire.lua) publishes. */
   acquire(request: AcquireRequest, publish: PublishCommand): ScriptCall;
   acquired(reply: unknown, request: AcquireRequest): AcquireReply;
-  /** `latch`: the unlock latch key of this release request. */
-  release(hold: StoredHold, latch: string, publish: PublishCommand): ScriptCall;
+  /**
+   * `latch`: the unlock latch key of this release request; `placeTimeout`: the fair waiters'
+   * (fairQueueTimeout), for the fair kind's release.
+   */
+  release(
+    hold: StoredHold,
+    latch: string,
+    publish: PublishCommand,
+    placeTimeout: number,
+  ): ScriptCall;
   /** Listeners told, or null when the owner did not hold it. */
   released(reply: unknown): number | null;
   /** The channel a waiter for `target` listens on. */
