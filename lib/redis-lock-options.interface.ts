@@ -72,8 +72,9 @@ export interface RedisLockModuleOptions {
   /** How long WAIT waits for the replicas of `syncReplicas`, ms. Default 1 000. */
   syncTimeout?: number;
   /**
-   * Fair locks (`fair: true`): how long past its expected turn a waiter keeps its place in the
-   * queue without coming back, ms (a crashed waiter delays the others by at most this).
+   * Fair locks (`fair: true`): how long past its turn a waiter keeps its place in the queue
+   * without coming back, ms (a crashed waiter delays the others by at most this after its turn;
+   * a live one renews its place every third of it).
    * Default 5 000 (Redisson's is 5 min; see docs/read-write-and-fair.md).
    */
   fairQueueTimeout?: number;

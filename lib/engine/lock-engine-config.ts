@@ -22,7 +22,7 @@ export interface LockEngineConfig {
   syncReplicas: number;
   /** Default policy of run() for a lost lock. */
   onLockLost: LockLostPolicy;
-  /** How long a fair lock's waiter keeps its place past its expected turn, ms. */
+  /** How long a fair lock's waiter keeps its place past its turn without coming back, ms. */
   fairQueueTimeout: number;
   logger: LockEngineLogger;
   /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
