@@ -119,7 +119,6 @@ export class RedisStore implements LockStore {
     ).catch(failed);
     const result = kind.acquired(reply, request);
     if (result.granted && acknowledged < replicas) {
-      // A fair waiter goes back to the head of its queue, so its retry keeps its turn.
       const undo =
         request.kind === 'fair'
           ? this.runCall(fairUndo(request, publish, this.fairPlaceTimeout), 0)

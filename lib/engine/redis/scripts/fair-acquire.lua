@@ -96,12 +96,16 @@ if pttl == -2 then
       redis.call('lpop', KEYS[2])
     end
     redis.call('zrem', KEYS[3], owner)
+    redis.call('hset', KEYS[1], owner, 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    if redis.call('exists', KEYS[2]) == 0 then
+      redis.call('del', KEYS[3], KEYS[4])
+      return 0
+    end
     if mine then
       shift(now + tonumber(ARGV[1]) - tonumber(mine))
     end
     redis.call('set', KEYS[4], now + tonumber(ARGV[1]))
-    redis.call('hset', KEYS[1], owner, 1)
-    redis.call('pexpire', KEYS[1], ARGV[1])
     keep()
     return 0
   end

@@ -40,6 +40,12 @@ end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local place = tonumber(ARGV[5])
+if redis.call('exists', KEYS[2]) == 0 and ARGV[6] ~= '1' then
+  local listeners = redis.call(ARGV[4], ARGV[1], '0')
+  redis.call('del', KEYS[3], KEYS[5])
+  redis.call('set', KEYS[4], listeners, 'px', ARGV[3])
+  return listeners
+end
 local turn = tonumber(redis.call('get', KEYS[5]))
 if turn and turn > now then
   for _, waiter in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
