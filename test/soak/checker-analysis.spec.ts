@@ -17,6 +17,7 @@ const hold = (
   enter,
   last,
   told: 0,
+  acts: [enter, last],
   exit: last + 1,
   outcome: 'ok',
   ...extra,
@@ -29,7 +30,7 @@ const wait = (resources: number[], start: number, end: number, outcome: Wait['ou
   outcome,
 });
 const fault = (start: number, end: number, losesWrites = false): CheckerFault => ({
-  kind: losesWrites ? 'kill-master' : 'stop-worker',
+  kind: losesWrites ? 'kill-master' : 'client-pause',
   start,
   end,
   losesWrites,
@@ -65,6 +66,26 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
     // Told at 305, before its next act: its believed hold ended at its last act before freezing.
     const toldFirst = hold('x', [0], 10, 20, { told: 305, outcome: 'lost' });
     expect(checkExclusion([toldFirst, hold('x', [0], 100, 200)], []).violations).toBe(0);
+  });
+
+  it('a thawed holder’s one act before it is told is counted apart; a second act is a violation', () => {
+    const stop: CheckerFault = {
+      kind: 'stop-worker',
+      start: 20,
+      end: 300,
+      losesWrites: false,
+      process: 7,
+    };
+    const later = () => hold('x', [0], 100, 200);
+    // Acted at 10 and 20, frozen until 300, acted once at 301, told at 302.
+    const once = hold('x', [0], 10, 301, { process: 7, acts: [10, 20, 301], told: 302 });
+    expect(checkExclusion([once, later()], [stop])).toMatchObject({ violations: 0, thawActs: 1 });
+    const twice = hold('x', [0], 10, 305, { process: 7, acts: [10, 20, 301, 305], told: 306 });
+    expect(checkExclusion([twice, later()], [stop])).toMatchObject({ violations: 1, thawActs: 0 });
+    const neverTold = hold('x', [0], 10, 301, { process: 7, acts: [10, 20, 301] });
+    expect(checkExclusion([neverTold, later()], [stop])).toMatchObject({ violations: 1 });
+    const otherProcess = hold('x', [0], 10, 301, { process: 8, acts: [10, 20, 301], told: 302 });
+    expect(checkExclusion([otherProcess, later()], [stop])).toMatchObject({ violations: 1 });
   });
 
   it('readers share; a reader beside a writer is a violation, the writer’s own downgrade is not', () => {

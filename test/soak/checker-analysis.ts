@@ -21,6 +21,14 @@
  *   later one entered", the only form a frozen process can meet.
  * - A process killed (SIGKILL) acts no more: its holds end at their last recorded act.
  *
+ * One act is beyond any lock's reach and is counted apart (`thawActs`): a process frozen past its
+ * lease whose code's timer was due before the watchdog's runs that code first on thawing; the
+ * watchdog's timer, due too, runs in the same turn of the event loop and tells the holder before
+ * its next act. So a conflict is a thaw act when the earlier holder's process was stopped when
+ * the later entered, acted exactly once after that (within `THAW_GRACE` of its SIGCONT), and was
+ * told of the loss. A second act, or no report of the loss at all, is a violation. Only fencing
+ * protects the resource from that one act, as with every lease-based lock.
+ *
  * A conflict whose holds straddle a fault that may lose acknowledged writes (a master killed and
  * its replica promoted: replication is asynchronous) is counted apart (`afterWriteLoss`): Redis
  * forgot the lock, which the topology does not promise to prevent; the holder must still be
@@ -48,10 +56,25 @@ export interface ExclusionFindings {
   violations: number;
   /** Conflicts across a fault that may lose writes (counted apart, see the module comment). */
   afterWriteLoss: number;
+  /** Conflicts that are a thawed holder's one act before it is told (see the module comment). */
+  thawActs: number;
   /** Violations by the resource they happened on. */
   byResource: Record<number, number>;
   /** A few, for the report. */
   samples: string[];
+}
+
+/** How soon after its SIGCONT a thawed process's first act may come, µs. */
+const THAW_GRACE = 250_000;
+
+/** Whether `a`'s acts from `t` on are the one act of a thawed process (see the module comment). */
+function thawAct(a: Hold, t: number, stops: CheckerFault[]): boolean {
+  const after = a.acts.filter((act) => act >= t);
+  if (after.length !== 1 || (a.told === 0 && a.outcome !== 'lost')) return false;
+  return stops.some(
+    (f) =>
+      f.process === a.process && f.start < t && f.end <= after[0] && after[0] - f.end <= THAW_GRACE,
+  );
 }
 
 const sameChain = (a: Hold, b: Hold) =>
@@ -65,10 +88,12 @@ export function checkExclusion(holds: Hold[], faults: CheckerFault[]): Exclusion
   const findings: ExclusionFindings = {
     violations: 0,
     afterWriteLoss: 0,
+    thawActs: 0,
     byResource: {},
     samples: [],
   };
   const losses = faults.filter((f) => f.losesWrites);
+  const stops = faults.filter((f) => f.kind === 'stop-worker');
   const resources = new Set(holds.flatMap((h) => h.resources));
   for (const resource of resources) {
     const on = holds
@@ -78,14 +103,19 @@ export function checkExclusion(holds: Hold[], faults: CheckerFault[]): Exclusion
     for (const h of on) {
       active = active.filter((a) => a.last >= h.enter);
       const others = active.filter((a) => !sameChain(a, h));
-      const conflicting =
+      const conflicts = (among: Hold[]) =>
         resource === SEM
-          ? others.length + 1 > SEMAPHORE_PERMITS
-            ? others
+          ? among.length + 1 > SEMAPHORE_PERMITS
+            ? among
             : []
-          : others.filter((a) => a.mode === 'x' || h.mode === 'x');
+          : among.filter((a) => a.mode === 'x' || h.mode === 'x');
+      const conflicting = conflicts(others);
       active.push(h);
       if (conflicting.length === 0) continue;
+      if (conflicts(others.filter((a) => !thawAct(a, h.enter, stops))).length === 0) {
+        findings.thawActs++;
+        continue;
+      }
       const first = conflicting[0];
       const lost = losses.some((f) => f.start <= h.enter && f.end >= first.enter);
       if (lost) {
@@ -95,8 +125,15 @@ export function checkExclusion(holds: Hold[], faults: CheckerFault[]): Exclusion
       findings.violations++;
       findings.byResource[resource] = (findings.byResource[resource] ?? 0) + 1;
       if (findings.samples.length < 8) {
+        const near = faults
+          .filter((f) => f.end >= first.enter && f.start <= h.last)
+          .map(
+            (f) =>
+              `${f.kind}${f.process === undefined ? '' : ` of ${f.process}`} [${f.start}, ${f.end}]`,
+          );
         findings.samples.push(
-          `resource ${resource}: ${describeHold(h)} entered while ${conflicting.map(describeHold).join('; ')}`,
+          `resource ${resource}: ${describeHold(h)} entered while ${conflicting.map(describeHold).join('; ')}` +
+            `; faults: ${near.join(', ') || 'none'}`,
         );
       }
     }

@@ -10,6 +10,7 @@
  *   X <sid> <time> <ok|lost|err>                           its run/release settled
  *   W <start> <end> <g|t|f> <resources>                    a wait: granted, timed out, failed
  *   U <text>                                               an unhandled rejection
+ *   M <text>                                               a section failed otherwise: why
  *   R / D                                                  ready / done (app closed)
  *
  * `<resources>` is a comma-separated list of resource numbers (see CHECKER_RESOURCES).
@@ -46,6 +47,8 @@ export interface Hold {
   enter: number;
   /** Its last act while its signal had not aborted: the end of what its holder believed. */
   last: number;
+  /** Every act's time, `enter` first. */
+  acts: number[];
   /** When its signal aborted, 0 if never. */
   told: number;
   /** When its run()/release settled, 0 if never (the process died first). */
@@ -85,6 +88,8 @@ export interface CheckerFault {
   end: number;
   /** It may lose acknowledged writes (a killed master whose replica is promoted). */
   losesWrites: boolean;
+  /** The worker process it stopped or killed. */
+  process?: number;
 }
 
 /** A stretch in which the monitor found a resource free at every poll: [resource, from, to]. */
