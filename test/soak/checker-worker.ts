@@ -86,7 +86,7 @@ class Section {
 }
 
 /** Length of a quiet slot, µs: in slot s, resource s % 8 gets no new calls (see `quiet`). */
-const QUIET_SLOT = 2_500_000;
+const QUIET_SLOT = 3_000_000;
 
 /**
  * Whether an operation on `resources` must not start now. Each resource in turn gets no new

@@ -107,7 +107,7 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
     pool.go(endAt);
     const monitor = monitorResources(monitorClient, prefix);
     const faulting = options.faults
-      ? injectCheckerFaults(target, pool, CHECKER_LEASE, [800, 2_000], endAt, () => finished)
+      ? injectCheckerFaults(target, pool, CHECKER_LEASE, [2_000, 4_000], endAt, () => finished)
       : Promise.resolve<CheckerFault[]>([]);
     const hungWorkers = await pool.finish(endAt - Date.now() + 60_000);
     finished = true;
@@ -121,7 +121,9 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
     const holds = [...records.holds.values()];
     const exclusion = checkExclusion(holds, faults);
     const window = CHECKER_FAIR_QUEUE_TIMEOUT * 1_000;
-    const recovery = (2 * CHECKER_LEASE + CHECKER_FAIR_QUEUE_TIMEOUT) * 1_000;
+    // A frozen or killed fair waiter ahead keeps the queue for up to its wait (at most a lease)
+    // plus the fair queue timeout.
+    const recovery = (CHECKER_LEASE + CHECKER_FAIR_QUEUE_TIMEOUT) * 1_000;
     const stuck = checkWaits(records.waits, holds, free, faults, window, recovery);
     const count = <T>(items: T[], key: (item: T) => string) =>
       items.reduce<Record<string, number>>(
