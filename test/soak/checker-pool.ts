@@ -77,7 +77,7 @@ export class CheckerPool implements WorkerPool {
   }
 
   /**
-   * Resolves when every worker has ended, with how many had to be SIGKILLed because they were
+   * Resolves when every worker (call it once no more are spawned) has ended, with how many had to be SIGKILLed because they were
    * still running `limit` ms after the call (a call or the shutdown hung).
    */
   async finish(limit: number): Promise<number> {

@@ -74,7 +74,6 @@ export const CHECKER_FAULTS = [
   'kill-worker',
   'client-pause',
   'restart',
-  'pause-master',
   'failover',
   'kill-master',
 ] as const;

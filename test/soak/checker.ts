@@ -107,11 +107,12 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
     pool.go(endAt);
     const monitor = monitorResources(monitorClient, prefix);
     const faulting = options.faults
-      ? injectCheckerFaults(target, pool, CHECKER_LEASE, [2_000, 4_000], endAt, () => finished)
+      ? injectCheckerFaults(target, pool, CHECKER_LEASE, [2_500, 5_000], endAt, () => finished)
       : Promise.resolve<CheckerFault[]>([]);
+    // The injector stops before the end, so no replacement is spawned after finish() starts.
+    const faults = await faulting;
     const hungWorkers = await pool.finish(endAt - Date.now() + 60_000);
     finished = true;
-    const faults = await faulting;
     const free = await monitor.stop();
     const nodes = redis
       ? [monitorClient as Redis]
