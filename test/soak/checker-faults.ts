@@ -49,8 +49,10 @@ async function inject(
       }
       process.kill(worker.pid, 'SIGSTOP');
       await sleep(pastLease());
+      // Its end is taken before SIGCONT: the worker may act before kill() returns here.
+      const end = micros();
       process.kill(worker.pid, 'SIGCONT');
-      break;
+      return { kind, start, end, losesWrites, process: victim };
     }
     case 'client-pause': {
       // The command returns at once; the pause lasts its time from then.

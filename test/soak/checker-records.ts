@@ -80,7 +80,7 @@ export const CHECKER_FAULTS = [
 /** One of CHECKER_FAULTS. */
 export type CheckerFaultKind = (typeof CHECKER_FAULTS)[number];
 
-/** A fault from its start to its end (the worker resumed, Redis answering again). */
+/** A fault from its start to its end (SIGCONT about to be sent, Redis answering again). */
 export interface CheckerFault {
   kind: CheckerFaultKind;
   start: number;
