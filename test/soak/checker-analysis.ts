@@ -15,8 +15,8 @@
  *   Redis did. That is the promise "the holder is told before its code can act on it".
  * - A holder frozen past its lease (SIGSTOP, a blocked event loop) cannot be told while frozen,
  *   but it does not act either. When it thaws, the loss must be reported before its next act:
- *   if its code acts first, that act lies inside the later holder's hold and is a violation; if
- *   the signal aborts first, its believed hold ended before it froze and nothing conflicts.
+ *   if its code acts first, that act lies inside the later holder's hold and conflicts (but see
+ *   thaw acts below); if the signal aborts first, its believed hold ended before it froze.
  *   "Told before the later one entered" is thus refined to "told before it next acted after the
  *   later one entered", the only form a frozen process can meet.
  * - A process killed (SIGKILL) acts no more: its holds end at their last recorded act.
@@ -49,6 +49,7 @@ import {
   type Hold,
   type Wait,
 } from './checker-records';
+import { subtract } from './soak-analysis';
 
 /** What the exclusion check found. */
 export interface ExclusionFindings {
@@ -150,19 +151,6 @@ export interface WaitFindings {
   samples: string[];
 }
 
-/** `[from, to]` minus every interval of `cuts`, as sorted pieces. */
-export function subtract(from: number, to: number, cuts: [number, number][]): [number, number][] {
-  const pieces: [number, number][] = [];
-  let start = from;
-  for (const [a, b] of [...cuts].sort((x, y) => x[0] - y[0])) {
-    if (b <= start || a >= to) continue;
-    if (a > start) pieces.push([start, a]);
-    start = Math.max(start, b);
-  }
-  if (start < to) pieces.push([start, to]);
-  return pieces;
-}
-
 /** Intersection of two sorted lists of disjoint intervals. */
 function intersect(a: [number, number][], b: [number, number][]): [number, number][] {
   const out: [number, number][] = [];
@@ -195,7 +183,11 @@ export function checkWaits(
         .filter((h) => h.resources.includes(resource))
         .map((h): [number, number] => [h.enter, Math.max(h.last, h.exit)]),
     ];
-    const pieces = subtract(from, to, cuts);
+    const pieces = subtract(
+      from,
+      to,
+      cuts.sort((x, y) => x[0] - y[0]),
+    );
     freeOf.set(resource, [...(freeOf.get(resource) ?? []), ...pieces]);
   }
   const windowsOf = (resources: number[]) =>
