@@ -120,7 +120,10 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
   it('a wait that times out over a free stretch is stuck, unless a fault or a hold explains it', () => {
     const free: [number, number, number][] = [[FAIR, 1_000, 4_000]];
     const timedOut = [wait([FAIR], 500, 2_500, 't')];
-    expect(checkWaits(timedOut, [], free, [], 1_000, 500)).toMatchObject({ stuckTimeouts: 1 });
+    expect(checkWaits(timedOut, [], free, [], 1_000, 500)).toMatchObject({
+      stuckTimeouts: 1,
+      byResources: { [FAIR]: 1 },
+    });
     expect(checkWaits([wait([FAIR], 500, 2_500, 'g')], [], free, [], 1_000, 500)).toMatchObject({
       lateGrants: 1,
     });

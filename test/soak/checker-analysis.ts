@@ -148,6 +148,8 @@ export interface WaitFindings {
   lateGrants: number;
   /** Free windows at least `window` long that were examined. */
   freeWindows: number;
+  /** Stuck waits by their resources ('0,2' for a multi-lock). */
+  byResources: Record<string, number>;
   samples: string[];
 }
 
@@ -173,7 +175,13 @@ export function checkWaits(
   window: number,
   recovery: number,
 ): WaitFindings {
-  const findings: WaitFindings = { stuckTimeouts: 0, lateGrants: 0, freeWindows: 0, samples: [] };
+  const findings: WaitFindings = {
+    stuckTimeouts: 0,
+    lateGrants: 0,
+    freeWindows: 0,
+    byResources: {},
+    samples: [],
+  };
   const faultCuts = faults.map((f): [number, number] => [f.start, f.end + recovery]);
   const freeOf = new Map<number, [number, number][]>();
   for (const [resource, from, to] of free) {
@@ -206,6 +214,8 @@ export function checkWaits(
     if (!spanned) continue;
     if (wait.outcome === 't') findings.stuckTimeouts++;
     else findings.lateGrants++;
+    const on = wait.resources.join(',');
+    findings.byResources[on] = (findings.byResources[on] ?? 0) + 1;
     if (findings.samples.length < 8) {
       findings.samples.push(
         `process ${wait.process} on ${wait.resources.join(',')}: wait [${wait.start}, ${wait.end}] ` +

@@ -52,6 +52,7 @@ export interface CheckerReport {
   waitFailures: number;
   stuckTimeouts: number;
   lateGrants: number;
+  stuckByResources: Record<string, number>;
   freeWindows: number;
   unhandledRejections: number;
   failedSections: number;
@@ -150,6 +151,7 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
       waitFailures: records.waits.filter((w) => w.outcome === 'f').length,
       stuckTimeouts: stuck.stuckTimeouts,
       lateGrants: stuck.lateGrants,
+      stuckByResources: stuck.byResources,
       freeWindows: stuck.freeWindows,
       unhandledRejections: records.unhandled,
       failedSections: records.errors,
@@ -189,6 +191,7 @@ function printReport(report: CheckerReport): string[] {
     sectionsByMode,
     faults,
     violationsByResource,
+    stuckByResources,
     ...totals
   } = report;
   console.log(`\nfamily checker: ${report.topology}`);
@@ -199,6 +202,7 @@ function printReport(report: CheckerReport): string[] {
     JSON.stringify(Object.fromEntries(CHECKER_FAULTS.map((k) => [k, faults[k] ?? 0]))),
   );
   console.log('violations by resource', JSON.stringify(violationsByResource));
+  console.log('stuck waits by resources', JSON.stringify(stuckByResources));
   for (const key of leftovers.slice(0, 10)) console.log(`  left without a TTL: ${key}`);
   for (const sample of samples) console.log(`  ${sample}`);
   const violations = checkerViolations(report);
