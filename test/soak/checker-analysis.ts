@@ -217,9 +217,13 @@ export function checkWaits(
     const on = wait.resources.join(',');
     findings.byResources[on] = (findings.byResources[on] ?? 0) + 1;
     if (findings.samples.length < 8) {
+      const before = faults.filter((f) => f.end <= spanned[0]).sort((a, b) => b.end - a.end)[0];
       findings.samples.push(
         `process ${wait.process} on ${wait.resources.join(',')}: wait [${wait.start}, ${wait.end}] ` +
-          `${wait.outcome === 't' ? 'timed out' : 'granted late'}, free [${spanned[0]}, ${spanned[1]}]`,
+          `${wait.outcome === 't' ? 'timed out' : 'granted late'}, free [${spanned[0]}, ${spanned[1]}]` +
+          (before
+            ? `; last fault before: ${before.kind}, ended ${spanned[0] - before.end} µs before`
+            : ''),
       );
     }
   }
