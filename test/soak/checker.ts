@@ -8,7 +8,8 @@
  *   npm run soak:check -- [--seconds 40] [--cluster-seconds 20] [--processes 4] [--workers 3]
  *                         [--no-faults]
  *
- * Prints a report per phase and exits 1 on any violation (checkerViolations).
+ * `--seconds 0` or `--cluster-seconds 0` skips that phase. Prints a report per phase and exits 1
+ * on any violation (checkerViolations).
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -211,11 +212,11 @@ function printReport(report: CheckerReport): string[] {
 }
 
 if (require.main === module) {
-  const arg = (name: string, fallback: number) => {
+  const arg = (name: string, fallback: number, min = 1) => {
     const index = process.argv.indexOf(`--${name}`);
     const value = index > 0 ? Number(process.argv[index + 1]) : fallback;
-    if (!Number.isInteger(value) || value < 0) {
-      console.error(`--${name} needs a whole number >= 0, got ${process.argv[index + 1]}`);
+    if (!Number.isInteger(value) || value < min) {
+      console.error(`--${name} needs a whole number >= ${min}, got ${process.argv[index + 1]}`);
       process.exit(2);
     }
     return value;
@@ -226,8 +227,8 @@ if (require.main === module) {
     faults: !process.argv.includes('--no-faults'),
   };
   const phases: CheckerOptions[] = [
-    { topology: 'single', seconds: arg('seconds', 40), ...common },
-    { topology: 'cluster', seconds: arg('cluster-seconds', 20), ...common },
+    { topology: 'single', seconds: arg('seconds', 40, 0), ...common },
+    { topology: 'cluster', seconds: arg('cluster-seconds', 20, 0), ...common },
   ].filter((phase) => phase.seconds > 0) as CheckerOptions[];
   (async () => {
     let failed = false;
