@@ -137,7 +137,7 @@ export function checkFencing(sections: SectionRecord[]): FencingVerdict {
 }
 
 /** [from, to] minus every interval of `cuts` (sorted by start), as a list of pieces. */
-function subtract(from: number, to: number, cuts: [number, number][]): [number, number][] {
+export function subtract(from: number, to: number, cuts: [number, number][]): [number, number][] {
   const pieces: [number, number][] = [];
   let start = from;
   for (const [a, b] of cuts) {

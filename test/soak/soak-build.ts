@@ -17,8 +17,13 @@ import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = join(__dirname, '..', '..');
-/** The worker and what it imports besides the library. */
-const SOAK_FILES = ['soak-worker.ts', 'soak-records.ts'].map((f) => join(__dirname, f));
+/** The workers and what they import besides the library. */
+const SOAK_FILES = [
+  'soak-worker.ts',
+  'soak-records.ts',
+  'checker-worker.ts',
+  'checker-records.ts',
+].map((f) => join(__dirname, f));
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
   module: ts.ModuleKind.CommonJS,
@@ -41,7 +46,8 @@ export interface WorkerBuild {
   remove(): void;
 }
 
-export function buildWorker(): WorkerBuild {
+/** Transpiles the library and the workers; `worker`: the file the build's entry runs. */
+export function buildWorker(worker = 'soak-worker.ts'): WorkerBuild {
   const out = mkdtempSync(join(tmpdir(), 'soak-build-'));
   for (const file of [...filesUnder(join(ROOT, 'lib')), ...SOAK_FILES]) {
     const target = join(out, relative(ROOT, file));
@@ -57,7 +63,7 @@ export function buildWorker(): WorkerBuild {
     writeFileSync(target.replace(/\.ts$/, '.js'), outputText);
   }
   return {
-    entry: join(out, relative(ROOT, SOAK_FILES[0]).replace(/\.ts$/, '.js')),
+    entry: join(out, relative(ROOT, join(__dirname, worker)).replace(/\.ts$/, '.js')),
     env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
     remove: () => rmSync(out, { recursive: true, force: true }),
   };

@@ -5,9 +5,6 @@ import { acquireReply, releaseReply } from '../replies';
 import { channelName, tokenKey, unlockLatchKey } from '../redis-names';
 import { type RedisKind, UNLOCK_LATCH_TTL } from './redis-kind';
 
-/** How long a fencing counter outlives the last acquire that used it, in ms (7 days). */
-export const FENCING_COUNTER_TTL = 7 * 24 * 3_600_000;
-
 /** Plain reentrant locks (Redisson's RLock; with fencing, RFencedLock). */
 export const plainKind: RedisKind = {
   shardable: true,
@@ -16,13 +13,7 @@ export const plainKind: RedisKind = {
       ? {
           script: LockScripts.acquireFenced,
           numKeys: 2,
-          keysAndArgs: [
-            request.name,
-            tokenKey(request.name),
-            request.leaseTime,
-            request.owner,
-            FENCING_COUNTER_TTL,
-          ],
+          keysAndArgs: [request.name, tokenKey(request.name), request.leaseTime, request.owner],
         }
       : {
           script: LockScripts.acquire,
@@ -69,7 +60,6 @@ export function acquirePlain<T>(
     tokenKey(name),
     leaseTime,
     owner,
-    FENCING_COUNTER_TTL,
   );
 }
 

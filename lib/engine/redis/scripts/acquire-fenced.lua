@@ -2,11 +2,12 @@
 -- token (Redisson's RFencedLock): acquire.lua plus the counter. Used when fencing is asked for.
 --
 -- KEYS[1]  the lock hash: field = owner id, value = hold count
--- KEYS[2]  the fencing-token counter (redisson_lock_token:{name}, as RFencedLock uses)
+-- KEYS[2]  the fencing-token counter (redisson_lock_token:{name}, as RFencedLock uses). It has
+--          no TTL, as Redisson's: Redisson's INCR keeps whatever TTL a key has, so a counter that
+--          expired under Java-only use would restart Java's tokens at 1. PERSIST also clears the
+--          7-day TTL that earlier versions of this library set.
 -- ARGV[1]  lease in milliseconds (PEXPIRE of the hash)
 -- ARGV[2]  owner field '<client uuid>:<owner id>'
--- ARGV[3]  lifetime of the fencing counter in milliseconds, renewed by every acquire that issues
---          a token (a name no longer locked does not keep its counter forever)
 --
 -- Returns one integer (cheaper to build and parse than an array):
 --   >= 1  the caller now owns the lock; the value is its fencing token
@@ -25,7 +26,7 @@ end
 redis.call('pexpire', KEYS[1], ARGV[1])
 local token = redis.call('incr', KEYS[2])
 if token == 1 then
-  -- A new counter, one that expired unused, or one a restart without persistence wiped: start
+  -- A new counter, or one a restart without persistence (or a user's DEL) wiped: start
   -- it at Redis' clock in microseconds, so tokens still grow past every token issued before
   -- (a lock name is never acquired more than once per microsecond, and the server's clock does
   -- not step back by more than the time since the last token). Written as a decimal string:
@@ -33,7 +34,7 @@ if token == 1 then
   local now = redis.call('time')
   local seed = now[1] .. string.format('%06d', now[2])
   redis.call('set', KEYS[2], seed)
-  token = tonumber(seed)
+  return tonumber(seed)
 end
-redis.call('pexpire', KEYS[2], ARGV[3])
+redis.call('persist', KEYS[2])
 return token
