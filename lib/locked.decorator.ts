@@ -147,7 +147,7 @@ export function guardDecorator(
         if (error instanceof LockKeyError && !warnedKey) {
           warnedKey = true; // the caller's input, usually: once per method, not per request
           new Logger(LOGGER_CONTEXT).warn(
-            `${error.message} (A bad key argument: answered 400 over HTTP; logged once per method.)`,
+            `${error.message} (A bad key argument, answered 400 where the module maps errors; logged once per method.)`,
           );
         }
         return returnsObservable

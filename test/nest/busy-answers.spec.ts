@@ -57,13 +57,15 @@ describe('busy answers over HTTP', () => {
   });
   afterEach(() => app.close());
 
-  it('Retry-After follows recent hold times (1 s for short holds), not the holder’s 30 s lease', async () => {
+  it('Retry-After follows recent hold times (about 1 s for short holds), not the holder’s 30 s lease', async () => {
     for (let i = 0; i < 5; i++)
       await request(app.getHttpServer()).post('/orders/7/pay').expect(201);
     const held = await locks.acquire('order:7', { leaseTime: 30_000 });
     const response = await request(app.getHttpServer()).post('/orders/7/pay').expect(409);
     await held.release();
-    expect(response.headers['retry-after']).toBe('1');
+    // The holds took milliseconds (1 s once rounded); a margin for a loaded machine, far below 30.
+    expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(5);
     // A contention answer (another chain holds it) never points at runAs.
     const answered = logger.at('debug').filter((line) => line.startsWith('Answered 409'));
     expect(answered).toHaveLength(1);
