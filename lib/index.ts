@@ -15,6 +15,7 @@ export {
   LockNotHeldError,
   LockOptionsError,
   LockRedisError,
+  LockSelfDeadlockError,
   LockUpgradeError,
 } from './lock.errors';
 export type { BusyStatus } from './lock-error-answer';

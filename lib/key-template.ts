@@ -18,13 +18,15 @@ const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
 /**
  * Parses a key template such as `order:<0>` or `order:<0.id>:<1>`, where `<N>` is argument N
  * and `<N.a.b>` a property path into it. Throws LockKeyError for a malformed template (or one
- * with a lone surrogate) or an index past `paramCount` (when known). `where` names the method
- * in messages.
+ * with a lone surrogate), an index past `paramCount` (when known), or a placeholder that can
+ * never render for its parameter's declared type (`paramTypes`, TypeScript's
+ * `design:paramtypes`, when emitted). `where` names the method in messages.
  */
 export function compileKeyTemplate(
   template: unknown,
   paramCount: number | undefined,
   where: string,
+  paramTypes?: readonly unknown[],
 ): KeyBuilder {
   if (typeof template !== 'string' || template.length === 0) {
     throw new LockKeyError(
@@ -76,6 +78,8 @@ export function compileKeyTemplate(
         `'<${source}>' refers to argument ${index}, but the method declares ${paramCount} parameter${paramCount === 1 ? '' : 's'} (arguments count from 0)`,
       );
     }
+    const misfit = paramTypes && declaredMisfit(paramTypes[index], index, source, path);
+    if (misfit) throw templateError(template, where, misfit, 'never fits its parameter');
     parts.push({ source, index, path });
     position = close + 1;
   }
@@ -106,6 +110,7 @@ export function compileKeyTemplates(
   templates: unknown,
   paramCount: number | undefined,
   where: string,
+  paramTypes?: readonly unknown[],
 ): (args: readonly unknown[]) => string[] {
   if (!Array.isArray(templates)) {
     throw new LockKeyError(
@@ -113,7 +118,9 @@ export function compileKeyTemplates(
     );
   }
   checkKeyCount(templates.length, where, 'key templates');
-  const builders = templates.map((template) => compileKeyTemplate(template, paramCount, where));
+  const builders = templates.map((template) =>
+    compileKeyTemplate(template, paramCount, where, paramTypes),
+  );
   return (args) => builders.map((build) => build(args));
 }
 
@@ -188,8 +195,43 @@ function render(
   }
 }
 
-function templateError(template: string, where: string, problem: string): LockKeyError {
-  return new LockKeyError(`${where}: key template "${template}" is malformed: ${problem}.`);
+/** Declared types whose values are primitives: a property path into them finds nothing. */
+const PRIMITIVES = new Map<unknown, string>([
+  [String, 'string'],
+  [Number, 'number'],
+  [Boolean, 'boolean'],
+  [BigInt, 'bigint'],
+  [Symbol, 'symbol'],
+]);
+
+/**
+ * Why placeholder `<source>` can never render for a parameter declared as `type`: a path into a
+ * primitive, or no path into a class instance (an object); undefined when it may render.
+ * `Object` (interfaces, unions, any) tells nothing.
+ */
+function declaredMisfit(
+  type: unknown,
+  index: number,
+  source: string,
+  path: readonly string[],
+): string | undefined {
+  if (typeof type !== 'function' || type === Object) return undefined;
+  const primitive = PRIMITIVES.get(type);
+  if (primitive !== undefined) {
+    if (path.length === 0) return undefined;
+    return `'<${source}>' reads a property of argument ${index}, declared as a ${primitive}, which has none; use <${index}>`;
+  }
+  if (path.length > 0 || type === Function) return undefined;
+  return `'<${source}>' is argument ${index} itself, declared as ${type.name || 'an object type'}: an object never makes a key; name the property to use, e.g. <${index}.id>`;
+}
+
+function templateError(
+  template: string,
+  where: string,
+  problem: string,
+  what = 'is malformed',
+): LockKeyError {
+  return new LockKeyError(`${where}: key template "${template}" ${what}: ${problem}.`);
 }
 
 function valueError(template: string, where: string, placeholder: Placeholder, problem: string) {

@@ -11,7 +11,7 @@ export interface LockErrorAnswer {
   error: string;
   /** A sentence for the client; names the key only when `exposeKeys` is set. */
   message: string;
-  /** Whole seconds until the holder's lease ends, when known (HTTP `Retry-After`). */
+  /** Whole seconds to wait before retrying (HTTP `Retry-After`), at least 1; see busyError. */
   retryAfter: number | undefined;
   /** GraphQL `extensions.code`. */
   code: string;
@@ -39,7 +39,11 @@ export function lockErrorAnswer(
       message: exposeKeys
         ? `Lock "${error.key}" is held by another operation.`
         : 'The resource is locked by another operation.',
-      retryAfter: error.retryAfter === undefined ? undefined : Math.ceil(error.retryAfter / 1000),
+      // Whole seconds (HTTP), rounded up, at least 1: 0 would invite an immediate retry.
+      retryAfter:
+        error.retryAfter === undefined
+          ? undefined
+          : Math.max(1, Math.ceil(error.retryAfter / 1000)),
     };
   }
   const [phrase, code] = PHRASES[400];

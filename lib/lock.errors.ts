@@ -13,21 +13,21 @@ export class LockAcquireTimeoutError extends LockError {
     readonly key: string,
     /** How long the caller waited, in milliseconds. */
     readonly waitTime: number,
-    /** Whether this very process held the lock at the time (another chain, or a handle not run with runAs). */
+    /** Whether this very process held the lock at the time, in another call chain. */
     readonly heldByThisProcess = false,
     /**
-     * The holder's remaining lease in ms as last seen by the wait, when known (a watchdog may
-     * renew it): a hint for when to retry, e.g. an HTTP `Retry-After`.
+     * When to retry, ms (e.g. an HTTP `Retry-After`): the lock's typical hold time in this
+     * process, bounded by the holder's remaining lease as last seen (the lease alone before any
+     * hold of this process was timed); undefined when the holder has no lease.
      */
     readonly retryAfter?: number,
   ) {
     super(
-      heldByThisProcess
-        ? `Could not acquire lock "${key}" within ${waitTime} ms: this process holds it, in another call chain or ` +
-            'through a handle from acquire() in this very chain. To re-enter with such a handle, run the call ' +
-            'inside locks.runAs(handle, () => …).'
-        : `Could not acquire lock "${key}" within ${waitTime} ms: another owner still holds it. ` +
-            'Raise waitTime, or use tryAcquire() to handle a busy lock without an error.',
+      `Could not acquire lock "${key}" within ${waitTime} ms: ` +
+        (heldByThisProcess
+          ? 'another call chain of this process (e.g. another request) still holds it. '
+          : 'another owner still holds it. ') +
+        'Raise waitTime, or use tryAcquire() to handle a busy lock without an error.',
     );
   }
 }
@@ -75,6 +75,26 @@ export class LockUpgradeError extends LockError {
   ) {
     super(
       `Lock "${key}": this call chain holds its read lock and asked for its write lock; upgrading would deadlock. Take the write lock first (a writer may also read), or release the read lock before writing.`,
+    );
+  }
+}
+
+/**
+ * A call chain asked for a lock it already holds through a handle from `acquire()` (or
+ * `tryAcquire()`), outside `runAs`: it would wait for itself until its wait ends. Thrown at once.
+ * Run the call inside `locks.runAs(handle, () => …)`, or take the lock with `run()`.
+ */
+export class LockSelfDeadlockError extends LockError {
+  constructor(
+    /** The lock key asked for. */
+    readonly key: string,
+    /** The key of the chain's own handle that holds it (a multi-lock's keys). */
+    readonly heldKey: string,
+  ) {
+    super(
+      `Lock "${key}": this call chain already holds "${heldKey}" through a handle from acquire(), ` +
+        'so it would wait for itself. Run the call inside locks.runAs(handle, () => …) to ' +
+        're-enter with that handle, or take the lock with locks.run(key, () => …) instead of acquire().',
     );
   }
 }

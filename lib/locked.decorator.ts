@@ -1,4 +1,4 @@
-import { Inject, Logger, Optional } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants';
 import { Observable, isObservable, lastValueFrom } from 'rxjs';
 import {
@@ -20,7 +20,7 @@ import {
   compileKeyTemplates,
   type KeyBuilder,
 } from './key-template';
-import { LockError, LockOptionsError } from './lock.errors';
+import { LockError, LockKeyError, LockOptionsError } from './lock.errors';
 import { LockService } from './lock.service';
 import { lockedObservable, type GuardedRun } from './locked-observable';
 import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from './redis-lock.constants';
@@ -135,6 +135,7 @@ export function guardDecorator(
     const guard = prepare({ target, propertyKey, method: original, where });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable = returnType === Observable;
+    let warnedKey = false;
 
     const guarded = function (this: object, ...args: unknown[]): unknown {
       let locks: LockService;
@@ -143,6 +144,12 @@ export function guardDecorator(
         locks = lockServiceOf(this, where, name);
         run = guard(args);
       } catch (error) {
+        if (error instanceof LockKeyError && !warnedKey) {
+          warnedKey = true; // the caller's input, usually: once per method, not per request
+          new Logger(LOGGER_CONTEXT).warn(
+            `${error.message} (A bad key argument, answered 400 where the module maps errors; logged once per method.)`,
+          );
+        }
         return returnsObservable
           ? new Observable((subscriber) => subscriber.error(error))
           : Promise.reject(error);
@@ -201,7 +208,7 @@ function keysBuilder(
     const build = options.keys as (...args: unknown[]) => unknown;
     return (args) => checkBuiltKeys(build(...args), where);
   }
-  return compileKeyTemplates(options.keys, paramCountOf(decorated), where);
+  return compileKeyTemplates(options.keys, paramCountOf(decorated), where, paramTypesOf(decorated));
 }
 
 /** The builder of one key from a template or a key function. */
@@ -210,23 +217,29 @@ export function keyBuilder(key: unknown, decorated: DecoratedMethod): KeyBuilder
     const build = key as (...args: unknown[]) => unknown;
     return (args) => checkBuiltKey(build(...args), decorated.where);
   }
-  return compileKeyTemplate(key, paramCountOf(decorated), decorated.where);
+  return compileKeyTemplate(key, paramCountOf(decorated), decorated.where, paramTypesOf(decorated));
 }
 
-function paramCountOf({ target, propertyKey, method }: DecoratedMethod): number {
-  const paramTypes = Reflect.getMetadata('design:paramtypes', target, propertyKey) as
-    unknown[] | undefined;
-  return Math.max(paramTypes?.length ?? 0, method.length);
+/** The method's declared parameter types (TypeScript's decorator metadata), when emitted. */
+function paramTypesOf({ target, propertyKey }: DecoratedMethod): unknown[] | undefined {
+  return Reflect.getMetadata('design:paramtypes', target, propertyKey) as unknown[] | undefined;
 }
 
-/** Declares an optional property injection of LockService on the class, once per class. */
+function paramCountOf(decorated: DecoratedMethod): number {
+  return Math.max(paramTypesOf(decorated)?.length ?? 0, decorated.method.length);
+}
+
+/**
+ * Declares a property injection of LockService on the class, once per class. Required, so an
+ * application that uses the class without RedisLockModule fails at startup (Nest resolves it
+ * for every scope then), naming the class and LOCK_SERVICE_REF's description: the fix.
+ */
 function declareLockService(prototype: object): void {
   const declared = (Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? []) as {
     key: unknown;
   }[];
   if (declared.some((dependency) => dependency.key === LOCK_SERVICE_REF)) return;
   Inject(LockService)(prototype, LOCK_SERVICE_REF);
-  Optional()(prototype, LOCK_SERVICE_REF);
 }
 
 function lockServiceOf(instance: object, where: string, name: string): LockService {

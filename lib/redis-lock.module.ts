@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { ChainScopeInterceptor } from './chain-scope.interceptor';
 import { MemoryLockStore } from './engine/memory/memory-store';
 import { LockExceptionFilter } from './lock-exception.filter';
 import { LockService } from './lock.service';
@@ -26,10 +27,11 @@ const TESTING_DEFAULTS = { waitTime: 1_000, shutdownTimeout: 0 } as const;
  * Distributed locks on Redis for Nest: `RedisLockModule.forRoot({ redis: 'redis://…' })` or
  * `forRootAsync({ imports, inject, useFactory })` provides LockService and enables `@Locked`.
  * Global unless `isGlobal: false`; maps busy locks to 409 (see LockExceptionFilter) unless
- * `mapErrors: false`.
+ * `mapErrors: false`. Each handled call runs in a scope that tells a request waiting for its own
+ * `acquire()` handle (see ChainScopeInterceptor).
  */
 @Module({
-  providers: [LockService],
+  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: ChainScopeInterceptor }],
   exports: [LockService],
 })
 export class RedisLockModule extends RedisLockConfigurableModule {

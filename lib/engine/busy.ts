@@ -23,18 +23,23 @@ export function unsynced(error: unknown, busy: Busy): number {
   return SYNC_RETRY_DELAY;
 }
 
-/** The error of a call still busy after its wait, with the holder's remaining lease if known. */
+/**
+ * The error of a call still busy after its wait. Its `retryAfter` (ms) is the lock's typical
+ * hold time in this process (see HoldTimes), bounded by the holder's remaining lease as last
+ * seen; the lease alone before any hold was timed; none when the holder has no lease.
+ */
 export function busyError(
   key: string,
   waitTime: number,
   busy: Busy,
   heldByThisProcess: boolean,
+  typicalHold: number | undefined,
 ): LockAcquireTimeoutError {
   const left = busy.leaseEnds === undefined ? NaN : Math.max(0, busy.leaseEnds - now());
   return new LockAcquireTimeoutError(
     key,
     waitTime,
     heldByThisProcess,
-    Number.isFinite(left) ? left : undefined,
+    Number.isFinite(left) ? Math.min(left, typicalHold ?? Infinity) : undefined,
   );
 }

@@ -18,12 +18,14 @@ import { applyLostPolicy } from './options/lost-policy';
 import { describe } from './options/validate';
 import { RedisSemaphore } from './semaphore';
 import { GroupHandle, isHandle } from './ownership/group-handle';
+import { ChainHandles } from './ownership/chain-handles';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
 import type { LockTarget } from './store/lock-store';
 import { busyError, type Busy } from './busy';
 import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';
+import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
 import { callTarget, holdId, permitTarget, type LockKeys, type LockMode } from './targets';
 
@@ -33,6 +35,8 @@ import { callTarget, holdId, permitTarget, type LockKeys, type LockMode } from '
  */
 export class LockEngine {
   private readonly context = new OwnerContext();
+  /** The handles each scope (request) took with acquire(), to refuse waiting for them. */
+  private readonly handles = new ChainHandles(this.context);
   private readonly holds: LockHolds;
   private readonly waiters: LockWaiters;
   /** Given to every entry this engine issues: frees its hold, and marks the entry as ours. */
@@ -45,6 +49,8 @@ export class LockEngine {
   private closing: LockError | undefined;
   private closed: Promise<void> | undefined;
   private readonly outside: <T>(fn: () => T) => T;
+  /** Recent hold times, for a busy caller's retryAfter. */
+  readonly holdTimes = new HoldTimes();
 
   constructor(private readonly config: LockEngineConfig) {
     this.options = new CallOptions(config);
@@ -64,9 +70,10 @@ export class LockEngine {
       abandoned: (hold) => void this.calls.drop(hold),
       failed: (error) => config.logger.warn(`Lock notice subscription failed: ${messageOf(error)}`),
     });
+    const observer = this.holdTimes.observing(config.observer);
     this.calls = new HoldCalls(config.store, this.holds, this.waiters, {
       logger: config.logger,
-      observer: config.observer,
+      observer,
       closing: () => this.closing,
       report: (error) => this.report(error),
     });
@@ -75,7 +82,7 @@ export class LockEngine {
       context: this.context,
       calls: this.calls,
       waiters: this.waiters,
-      observer: config.observer,
+      observer,
       fairQueueTimeout: config.fairQueueTimeout,
       noLeaseRetry: config.leaseTime,
       releaseHold: this.releaseHold,
@@ -94,18 +101,28 @@ export class LockEngine {
    * LockAcquireTimeoutError after that.
    */
   async acquire(keys: LockKeys, options?: LockOptions): Promise<LockHandle> {
+    const scope = this.handles.scope();
     const opts = this.options.resolve(options, this.config.waitTime);
     const target = this.target(keys, opts);
+    const refused = this.handles.refuse(target); // undefined on the hot path: no await
+    if (refused) await refused;
     const entry = await this.enter(target, opts);
-    if (!isHandle(entry)) throw busyError(target.key, opts.waitTime, entry, this.heldHere(target));
+    if (!isHandle(entry)) throw this.busyError(target, opts, entry);
+    ChainHandles.add(scope, entry);
     return entry;
   }
 
   /** Takes the lock if it is free (or within `waitTime` if given); null when busy. */
   async tryAcquire(keys: LockKeys, options?: LockOptions): Promise<LockHandle | null> {
+    const scope = this.handles.scope();
     const opts = this.options.resolve(options, 0);
-    const entry = await this.enter(this.target(keys, opts), opts);
-    return isHandle(entry) ? entry : null;
+    const target = this.target(keys, opts);
+    const refused = opts.waitTime > 0 ? this.handles.refuse(target) : undefined;
+    if (refused) await refused;
+    const entry = await this.enter(target, opts);
+    if (!isHandle(entry)) return null;
+    ChainHandles.add(scope, entry);
+    return entry;
   }
 
   /**
@@ -139,10 +156,11 @@ export class LockEngine {
     opts: ResolvedLockOptions,
     policies: RunOptions | undefined,
   ): Promise<T | undefined> {
+    const refused = this.handles.refuse(target); // undefined on the hot path: no await
+    if (refused) await refused;
     const entry = await this.enter(target, opts);
     if (!isHandle(entry)) {
-      if (policies?.onBusy !== 'skip')
-        throw busyError(target.key, opts.waitTime, entry, this.heldHere(target));
+      if (policies?.onBusy !== 'skip') throw this.busyError(target, opts, entry);
       this.config.logger.debug(`Skipped: lock "${target.key}" was busy after ${opts.waitTime} ms.`);
       return undefined;
     }
@@ -186,7 +204,7 @@ export class LockEngine {
     if (typeof fn !== 'function') {
       throw new LockError(`detach() needs a function, got ${describe(fn)}.`);
     }
-    return this.context.exit(fn);
+    return this.context.exit(() => ChainHandles.inScope(fn));
   }
 
   /** Applies `policy` (default: the engine's) to a loss found when locked work ended. */
@@ -264,9 +282,10 @@ export class LockEngine {
     return callTarget(this.config.keyPrefix, keys, mode, opts?.fair ?? false);
   }
 
-  /** Whether this process holds (any member of) `target`, in any chain. */
-  private heldHere(target: LockTarget): boolean {
-    return (target.names ?? [target.name]).some((name) => this.holds.named(name).length > 0);
+  /** The error of a call still busy after its wait (heldByThisProcess: any member, any chain). */
+  private busyError(target: LockTarget, opts: ResolvedLockOptions, busy: Busy) {
+    const here = (target.names ?? [target.name]).some((name) => this.holds.named(name).length > 0);
+    return busyError(target.key, opts.waitTime, busy, here, this.holdTimes.typical(target.key));
   }
 
   private report(error: LockLostError): void {

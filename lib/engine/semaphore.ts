@@ -1,6 +1,7 @@
 import { LockError } from '../lock.errors';
 import type { Busy } from './busy';
 import { busyError } from './busy';
+import type { HoldTimes } from './hold-times';
 import type { PermitHandle } from './lock-handle';
 import {
   assertRunPolicies,
@@ -25,6 +26,8 @@ export interface PermitEngine {
     policies: RunOptions | undefined,
   ): Promise<T | undefined>;
   forceUnlockTarget(target: LockTarget): Promise<boolean>;
+  /** Recent hold times, for a busy caller's retryAfter. */
+  readonly holdTimes: HoldTimes;
 }
 
 /** Options of a permit's acquire, tryAcquire and run: a lock's, without mode, fair, fencing. */
@@ -64,7 +67,10 @@ export class RedisSemaphore {
   async acquire(options?: PermitOptions): Promise<PermitHandle> {
     const opts = this.engine.options.resolve(options, undefined, PERMIT_OPTION_NAMES);
     const entry = await this.engine.enter(this.target, opts);
-    if (isBusy(entry)) throw busyError(this.target.key, opts.waitTime, entry, false);
+    if (isBusy(entry)) {
+      const typicalHold = this.engine.holdTimes.typical(this.target.key);
+      throw busyError(this.target.key, opts.waitTime, entry, false, typicalHold);
+    }
     return entry;
   }
 

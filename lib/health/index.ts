@@ -1,1 +1,2 @@
+export { RedisLockHealthModule } from './redis-lock-health.module';
 export { RedisLockHealthIndicator, type RedisLockHealthOptions } from './redis-lock.health';

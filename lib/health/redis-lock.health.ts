@@ -11,7 +11,8 @@ export interface RedisLockHealthOptions {
 /**
  * A @nestjs/terminus indicator: `up` with the PING latency to the locks' Redis (`latencyMs`)
  * and the number of locks this application holds (`heldLocks`), `down` with the reason when
- * Redis does not answer. Add it to the providers of a module that imports TerminusModule.
+ * Redis does not answer. Import `RedisLockHealthModule` to get it (or add it to the providers of
+ * a module that imports TerminusModule).
  */
 @Injectable()
 export class RedisLockHealthIndicator {

@@ -1,0 +1,83 @@
+import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { LockService, RedisLockModule } from '../../lib';
+import { RedisLockHealthIndicator, RedisLockHealthModule } from '../../lib/health';
+import { freePort } from '../support/redis-server';
+import { suiteRedis } from '../support/suite-redis';
+
+// README.md's health-check snippet, as written there (timeout 300 ms instead of 1 000).
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly locks: RedisLockHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 300 })]);
+  }
+}
+
+@Module({
+  imports: [RedisLockHealthModule],
+  controllers: [HealthController],
+})
+class HealthModule {}
+
+/**
+ * The health indicator's tests, on whichever `@nestjs/terminus` the calling spec resolves (a
+ * spec may map it to another major with jest.mock).
+ */
+export function healthIndicatorTests(): void {
+  const server = suiteRedis();
+  const apps: INestApplication[] = [];
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+  });
+
+  async function start(redis: string) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RedisLockModule.forRoot({
+          redis,
+          keyPrefix: `t:${randomUUID().slice(0, 8)}:`,
+          checkOnStartup: 'off',
+        }),
+        HealthModule,
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    apps.push(app);
+    return app;
+  }
+
+  it('is up with the PING latency and the number of locks this app holds', async () => {
+    const app = await start(server.redis.url);
+    const first = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(first.body.info.locks).toEqual({
+      status: 'up',
+      latencyMs: expect.any(Number),
+      heldLocks: 0,
+    });
+    const held = await app.get(LockService).acquire('health:a');
+    const second = await request(app.getHttpServer()).get('/health').expect(200);
+    await held.release();
+    expect(second.body.info.locks.heldLocks).toBe(1);
+  });
+
+  it('is down, with the reason, when Redis does not answer', async () => {
+    const app = await start(`redis://127.0.0.1:${await freePort()}`);
+    const response = await request(app.getHttpServer()).get('/health').expect(503);
+    expect(response.body.error.locks).toEqual({
+      status: 'down',
+      message: 'Redis did not answer a PING within 300 ms.',
+      heldLocks: 0,
+    });
+  });
+}
