@@ -20,7 +20,7 @@ export class Semaphores implements HoldKindStore {
 
   /**
    * Grants a permit while fewer than the limit are held (a resent acquire of a holder only
-   * renews it); `shared` when permits remain. Refused: ms until the permit whose end frees
+   * renews it); always `shared` (the next waiter tries at once). Refused: ms until the permit whose end frees
    * the caller's limit expires.
    */
   acquire(request: AcquireRequest): AcquireReply {
@@ -31,7 +31,7 @@ export class Semaphores implements HoldKindStore {
     if (permits.has(owner) || permits.size < limit) {
       permits.set(owner, time + request.leaseTime);
       this.semaphores.set(name, permits);
-      return { granted: true, fencingToken: undefined, shared: permits.size < limit };
+      return { granted: true, fencingToken: undefined, shared: true };
     }
     const ends = [...permits.values()].sort((a, b) => a - b);
     return { granted: false, ttl: remaining(ends[permits.size - limit]) };
