@@ -35,4 +35,3 @@ export function fakeHost() {
   };
   return host satisfies QueueHost;
 }
-

@@ -1,3 +1,4 @@
+import { LockKeyError } from '../../lib';
 import type { LockTarget } from '../../lib/engine/store/lock-store';
 import {
   delivered,
@@ -92,10 +93,18 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
     expect(lockWaiter.notices).toEqual([]);
   });
 
-  it('lives apart from the lock of the same name', () => {
+  it('shares its name with no lock, as one Redis key holds one type (LockKeyError both ways)', () => {
     store.acquire(request('lock', 's', 'x:1'));
+    expect(() => store.acquire(attempt('a:1'))).toThrow(LockKeyError);
+    expect(() => store.available(semaphore())).toThrow(LockKeyError);
+    expect(store.release(hold('lock', 's', 'x:1'))).toBe(0);
     expect(store.acquire(attempt('a:1')).granted).toBe(true);
-    expect(store.remainingTtl({ kind: 'lock', key: 's', name: 's' })).toBeGreaterThan(0);
+    expect(store.release(permit('a:1'))).toBe(0);
+    // The name stays the semaphore's when no permit is held (Redis keeps its count key).
+    const lock = { kind: 'lock', key: 's', name: 's' } as const;
+    expect(() => store.acquire(request('lock', 's', 'x:2'))).toThrow(LockKeyError);
+    expect(() => store.remainingTtl(lock)).toThrow(LockKeyError);
+    expect(() => store.forceUnlock(lock)).toThrow(LockKeyError);
   });
 
   it('forceUnlock revokes every permit and tells the waiters; false when none was held', async () => {
