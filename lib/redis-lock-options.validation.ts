@@ -17,6 +17,7 @@ import {
   MAX_KEY_BYTES,
 } from './engine/options/validate';
 import type { BusyStatus } from './lock-error-answer';
+import { noReplicasError } from './engine/store/store-refusals';
 import { LockOptionsError } from './lock.errors';
 import {
   DEFAULT_LEASE_TIME,
@@ -143,6 +144,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertBoolean(exposeKeys, 'exposeKeys');
   const syncReplicas = o.syncReplicas ?? 0;
   assertSyncReplicas(syncReplicas);
+  if (syncReplicas > 0 && o.store !== undefined) throw noReplicasError();
   const syncTimeout = o.syncTimeout ?? DEFAULT_SYNC_TIMEOUT;
   if (!Number.isInteger(syncTimeout) || syncTimeout < 1 || syncTimeout > 60_000) {
     throw new LockOptionsError(

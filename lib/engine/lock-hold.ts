@@ -16,7 +16,7 @@ export class LockHold implements StoredHold {
   expiryTimer: NodeJS.Timeout | undefined;
   /** Replicas whose acknowledgement its release waits for (best effort). */
   syncReplicas = 0;
-  /** Granted while others may be granted too (a read hold, a permit with more left). */
+  /** Of a kind others may hold at once too (a read hold, a permit): a waiter's turn passes on. */
   shared = false;
 
   readonly kind: HoldKind;

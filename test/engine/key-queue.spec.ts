@@ -1,45 +1,11 @@
 import { LockHold } from '../../lib/engine/lock-hold';
-import { KeyQueue, type Attempt, type QueueHost } from '../../lib/engine/waiting/key-queue';
+import { KeyQueue } from '../../lib/engine/waiting/key-queue';
 import { LockRedisError } from '../../lib/lock.errors';
+import { fakeHost, scripted } from './queue-kit';
 
 /** How far the engine's clock is ahead of the fake timers' (negative: a timer fires early). */
 const mockClockSkew = { ms: 0 };
 jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
-
-/** A promise settled from outside. */
-class Deferred<T> {
-  resolve!: (value: T) => void;
-  reject!: (reason: unknown) => void;
-  readonly promise = new Promise<T>((resolve, reject) => {
-    this.resolve = resolve;
-    this.reject = reject;
-  });
-}
-
-/** A scripted attempt function: each call is one pending reply, answered by the test. */
-function scripted(): Attempt & { replies: Deferred<LockHold | number>[] } {
-  const replies: Deferred<LockHold | number>[] = [];
-  const attempt = () => {
-    const reply = new Deferred<LockHold | number>();
-    replies.push(reply);
-    return reply.promise;
-  };
-  return Object.assign(attempt, { replies });
-}
-
-/** A fake QueueHost whose SUBSCRIBE the test answers. */
-function fakeHost() {
-  const subscription = new Deferred<void>();
-  const host = {
-    subscription,
-    subscribe: jest.fn((_name: string) => subscription.promise),
-    unsubscribe: jest.fn((_name: string) => Promise.resolve()),
-    abandoned: jest.fn((_hold: LockHold) => undefined),
-    failed: jest.fn((_error: unknown) => undefined),
-    dropped: jest.fn((_queue: KeyQueue) => undefined),
-  };
-  return host satisfies QueueHost;
-}
 
 const NO_LEASE_RETRY = 7_000;
 const hold = (leaseTime = 30_000) =>

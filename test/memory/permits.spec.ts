@@ -1,3 +1,4 @@
+import { LockKeyError } from '../../lib';
 import type { LockTarget } from '../../lib/engine/store/lock-store';
 import {
   delivered,
@@ -27,7 +28,7 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
   });
   afterEach(() => jest.useRealTimers());
 
-  it('grants up to the limit, shared while permits remain, and counts what is available', () => {
+  it('grants up to the limit, each grant shared (the next waiter tries), and counts what is available', () => {
     expect(store.available(semaphore())).toBe(2);
     expect(store.acquire(attempt('a:1'))).toEqual({
       granted: true,
@@ -35,10 +36,11 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
       shared: true,
     });
     expect(store.available(semaphore())).toBe(1);
+    // The last permit too: the next waiter learns its own wait (its limit may be larger).
     expect(store.acquire(attempt('b:1'))).toEqual({
       granted: true,
       fencingToken: undefined,
-      shared: false,
+      shared: true,
     });
     expect(store.available(semaphore())).toBe(0);
     expect(store.acquire(attempt('c:1')).granted).toBe(false);
@@ -46,7 +48,7 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
     expect(store.acquire(attempt('a:1')).granted).toBe(true);
     expect(store.available(semaphore(3))).toBe(1);
     // Another caller's larger limit is its own.
-    expect(store.acquire(attempt('c:1', 1_000, 3))).toMatchObject({ granted: true, shared: false });
+    expect(store.acquire(attempt('c:1', 1_000, 3))).toMatchObject({ granted: true, shared: true });
     expect(store.available(semaphore())).toBe(0);
   });
 
@@ -91,10 +93,18 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
     expect(lockWaiter.notices).toEqual([]);
   });
 
-  it('lives apart from the lock of the same name', () => {
+  it('shares its name with no lock, as one Redis key holds one type (LockKeyError both ways)', () => {
     store.acquire(request('lock', 's', 'x:1'));
+    expect(() => store.acquire(attempt('a:1'))).toThrow(LockKeyError);
+    expect(() => store.available(semaphore())).toThrow(LockKeyError);
+    expect(store.release(hold('lock', 's', 'x:1'))).toBe(0);
     expect(store.acquire(attempt('a:1')).granted).toBe(true);
-    expect(store.remainingTtl({ kind: 'lock', key: 's', name: 's' })).toBeGreaterThan(0);
+    expect(store.release(permit('a:1'))).toBe(0);
+    // The name stays the semaphore's when no permit is held (Redis keeps its count key).
+    const lock = { kind: 'lock', key: 's', name: 's' } as const;
+    expect(() => store.acquire(request('lock', 's', 'x:2'))).toThrow(LockKeyError);
+    expect(() => store.remainingTtl(lock)).toThrow(LockKeyError);
+    expect(() => store.forceUnlock(lock)).toThrow(LockKeyError);
   });
 
   it('forceUnlock revokes every permit and tells the waiters; false when none was held', async () => {

@@ -24,6 +24,11 @@ export interface ReadWriteLock extends Leased {
   /** The write holder (only in `write` mode). */
   writer: string | undefined;
   /**
+   * A downgraded write's own lease end (its lease key in Redis): read leases raise the lock's
+   * lease, not the write's. Undefined: the write's lease is the lock's.
+   */
+  writeEnds?: number;
+  /**
    * Each reader's own read lease end (its lease key). A reader past it is dead but keeps its
    * field, as in Redis, until a release finds it dead or the lock's own lease ends.
    */

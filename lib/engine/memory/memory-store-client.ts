@@ -6,6 +6,7 @@ import type {
   NoticeListener,
   StoredHold,
 } from '../store/lock-store';
+import { noReplicasError } from '../store/store-refusals';
 import { channelOf } from './channels';
 
 /** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */
@@ -32,8 +33,10 @@ export class MemoryStoreClient implements LockStore {
 
   constructor(private readonly store: MemoryLockTable) {}
 
+  /** Rejects `syncReplicas` above 0: there is no replica (noReplicasError). */
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    return Promise.resolve(this.store.acquire(request));
+    if ((request.syncReplicas ?? 0) > 0) return Promise.reject(noReplicasError());
+    return answer(() => this.store.acquire(request));
   }
 
   release(hold: StoredHold): Promise<number | null> {
@@ -50,15 +53,15 @@ export class MemoryStoreClient implements LockStore {
   }
 
   forceUnlock(target: LockTarget): Promise<boolean> {
-    return Promise.resolve(this.store.forceUnlock(target));
+    return answer(() => this.store.forceUnlock(target));
   }
 
   remainingTtl(target: LockTarget): Promise<number | null> {
-    return Promise.resolve(this.store.remainingTtl(target));
+    return answer(() => this.store.remainingTtl(target));
   }
 
   available(target: LockTarget): Promise<number> {
-    return Promise.resolve(this.store.available(target));
+    return answer(() => this.store.available(target));
   }
 
   channel(target: LockTarget, owner: string): string {
@@ -101,5 +104,14 @@ export class MemoryStoreClient implements LockStore {
     for (const channel of this.subscriptions) this.store.unsubscribe(this, channel);
     this.subscriptions.clear();
     return Promise.resolve();
+  }
+}
+
+/** The store's answer, or its refusal (a thrown error) as a rejection, as a server answers. */
+function answer<T>(call: () => T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

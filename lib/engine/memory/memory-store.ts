@@ -5,6 +5,7 @@ import type {
   LockTarget,
   StoredHold,
 } from '../store/lock-store';
+import { wrongKindError } from '../store/store-refusals';
 import { lockChannel, readWriteChannel } from './channels';
 import { PlainLocks } from './exclusive-locks';
 import { FairLocks } from './fair-locks';
@@ -58,6 +59,7 @@ export class MemoryLockStore implements MemoryLockTable {
 
   /** Takes the target for the request's owner if free; a resent acquire of the holder renews it. */
   acquire(request: AcquireRequest): AcquireReply {
+    this.assertKind(request);
     return this.kinds[request.kind].acquire(request);
   }
 
@@ -90,6 +92,7 @@ export class MemoryLockStore implements MemoryLockTable {
    * member's for a group): an exclusive lock with its fair queue, or a read-write lock.
    */
   forceUnlock(target: LockTarget): boolean {
+    this.assertKind(target);
     if (target.kind === 'permit') return this.semaphores.revoke(target.name);
     let freed = false;
     for (const name of membersOf(target)) {
@@ -105,12 +108,26 @@ export class MemoryLockStore implements MemoryLockTable {
 
   /** The remaining lease in ms, or null when the target is free (see LockStore.remainingTtl). */
   remainingTtl(target: LockTarget): number | null {
+    this.assertKind(target);
     return this.kinds[target.kind].remainingTtl(target);
   }
 
   /** How many more permits a caller with the target's limit could take now. */
   available(target: LockTarget): number {
+    this.assertKind(target);
     return this.semaphores.available(target);
+  }
+
+  /**
+   * Refuses a call on a name that holds the other family (a lock on a semaphore's name, a
+   * semaphore on a held lock's), as Redis answers WRONGTYPE: throws wrongKindError.
+   */
+  private assertKind(target: LockTarget): void {
+    const clash =
+      target.kind === 'permit'
+        ? this.table.get(target.name) !== undefined
+        : membersOf(target).some((name) => this.semaphores.has(name));
+    if (clash) throw wrongKindError(target.key);
   }
 
   /** Starts sending the messages of `channel` to `client`. */

@@ -15,12 +15,14 @@ type Permits = Map<string, number>;
  */
 export class Semaphores implements HoldKindStore {
   private readonly semaphores = new Map<string, Permits>();
+  /** Every name a permit was taken under: Redis keeps a semaphore's key, so it stays taken. */
+  private readonly names = new Set<string>();
 
   constructor(private readonly publish: Publish) {}
 
   /**
    * Grants a permit while fewer than the limit are held (a resent acquire of a holder only
-   * renews it); `shared` when permits remain. Refused: ms until the permit whose end frees
+   * renews it); always `shared` (the next waiter tries at once). Refused: ms until the permit whose end frees
    * the caller's limit expires.
    */
   acquire(request: AcquireRequest): AcquireReply {
@@ -31,10 +33,16 @@ export class Semaphores implements HoldKindStore {
     if (permits.has(owner) || permits.size < limit) {
       permits.set(owner, time + request.leaseTime);
       this.semaphores.set(name, permits);
-      return { granted: true, fencingToken: undefined, shared: permits.size < limit };
+      this.names.add(name);
+      return { granted: true, fencingToken: undefined, shared: true };
     }
     const ends = [...permits.values()].sort((a, b) => a - b);
     return { granted: false, ttl: remaining(ends[permits.size - limit]) };
+  }
+
+  /** Whether a permit was ever taken under `name` (a lock cannot use the name). */
+  has(name: string): boolean {
+    return this.names.has(name);
   }
 
   /** Returns the owner's permit, telling the semaphore's waiters (how many). */

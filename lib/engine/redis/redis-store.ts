@@ -227,7 +227,11 @@ export class RedisStore implements LockStore {
       const mode = await this.client.hget(name, 'mode').catch(failed);
       if (mode !== kind) return null;
     }
-    const ttl = Number(await this.client.pttl(name).catch(failed));
+    // HLEN first: on a semaphore's string (or another type) it answers WRONGTYPE, as an acquire.
+    const replies = (await this.client.pipeline().hlen(name).pttl(name).exec().catch(failed))!;
+    const error = replies.find(([refused]) => refused)?.[0];
+    if (error) failed(error);
+    const ttl = Number(replies[1][1]);
     if (ttl === -2) return null;
     return ttl === -1 ? Infinity : ttl;
   }

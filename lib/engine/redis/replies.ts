@@ -1,22 +1,28 @@
 import { ReplyError } from 'ioredis';
-import { LockRedisError } from '../../lock.errors';
+import { type LockError, LockRedisError } from '../../lock.errors';
 import type { AcquireReply } from '../store/lock-store';
+import { wrongKindError } from '../store/store-refusals';
 
 const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
 const GRANTED: AcquireReply = { granted: true, fencingToken: undefined };
 
-/** Turns a failed Redis call into a LockRedisError for `key`. */
+/** Turns a failed Redis call into a LockRedisError (or the wrong-kind LockKeyError) for `key`. */
 export function failure(key: string, operation: string): (error: unknown) => never {
   return (error) => {
     throw redisError(key, operation, error);
   };
 }
 
-/** A LockRedisError for `key` (refused when Redis answered with an error). */
-export function redisError(key: string, operation: string, error: unknown): LockRedisError {
-  return error instanceof LockRedisError
-    ? error
-    : new LockRedisError(key, operation, error, error instanceof ReplyError);
+/**
+ * A LockRedisError for `key` (refused when Redis answered with an error); a WRONGTYPE answer (a
+ * lock on a semaphore's name, or the reverse) is the LockKeyError the memory store gives too.
+ */
+export function redisError(key: string, operation: string, error: unknown): LockError {
+  if (error instanceof LockRedisError) return error;
+  if (error instanceof ReplyError && (error as Error).message.startsWith('WRONGTYPE')) {
+    return wrongKindError(key, error);
+  }
+  return new LockRedisError(key, operation, error, error instanceof ReplyError);
 }
 
 /**

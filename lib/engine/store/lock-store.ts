@@ -44,7 +44,7 @@ export type AcquireReply =
   | {
       readonly granted: true;
       readonly fencingToken: number | undefined;
-      /** Another waiter may be granted too right away (a read hold, a permit left). */
+      /** Others may hold it at once too (a read hold, a permit): the next waiter tries now. */
       readonly shared?: boolean;
     }
   | {

@@ -51,7 +51,11 @@ const QUEUE_LINGER = 1_000;
  * the head sends acquire attempts: one once subscribed, one per release notice, one when the
  * holder's lease runs out (a lost notice costs at most one lease). No polling. An attempt that
  * failed on the connection is repeated every CONNECTION_RETRY_DELAY ms within the head's wait;
- * one that Redis refused rejects the head, and the next waiter tries on its own.
+ * one that Redis refused rejects the head, and the next waiter tries on its own. The turn passes
+ * on at once (the next waiter tries without waiting for a notice) after a shared grant (a permit
+ * or a read hold: others may be granted too, and a notice that came meanwhile may be for them)
+ * and when the head leaves without its turn (its wait ran out, its signal aborted): the next
+ * waiter may want what the head could not have (a read hold behind a write).
  */
 export class KeyQueue {
   private readonly waiters: WaitList<LockHold, Attempt>;
@@ -63,6 +67,8 @@ export class KeyQueue {
   /** Pending while attempts wait for other processes' turns (set anew by each release notice). */
   private turnTimer: NodeJS.Timeout | undefined;
   private attempting = false;
+  /** The waiter whose attempt was sent last, until it gets its turn or is failed. */
+  private tried: WaitTicket<Attempt> | undefined;
   /** A notice or wake-up came while the head's attempt was in flight: try again at once. */
   private wakePending = false;
   private pendingByNotice = false;
@@ -147,6 +153,7 @@ export class KeyQueue {
 
   /** Rejects every waiter (shutdown) and drops the queue. */
   close(reason: unknown): void {
+    this.tried = undefined; // the departures below pass no turn on
     this.waiters.failAll(reason);
     this.dispose();
   }
@@ -189,6 +196,7 @@ export class KeyQueue {
     this.wakePending = false;
     this.pendingByNotice = false;
     this.byNotice = byNotice;
+    this.tried = head;
     head.data().then(
       (result) => this.settle(head, result),
       (error: unknown) => this.refused(head, error),
@@ -202,17 +210,22 @@ export class KeyQueue {
       // A turn timer set before this win would only send an attempt bound to fail.
       clearTimeout(this.turnTimer);
       this.turnTimer = undefined;
+      this.tried = undefined;
       if (!this.waiters.grant(head, result)) this.host.abandoned(result);
       if (this.disposed) return;
-      // A shared grant (a read hold, a permit with more left): the next waiter may go too.
+      // A shared grant (a permit, a read hold): the next waiter tries now. It may be granted too,
+      // or learns when its own turn can come (the earliest expiry that frees its limit), and a
+      // notice that came during this attempt may have been for it.
       if (result.shared) this.attempt();
-      // Else it waits for this hold's release notice, capped by its lease.
+      // Exclusive: a notice that came meanwhile was of the release this grant followed. The next
+      // waiter waits for this hold's release notice, capped by its lease.
       else this.retryAfter(result.leaseTime);
       return;
     }
     // The lock was free after a release notice, yet someone else got it: others compete.
     if (this.byNotice) this.turns.lostRace();
-    if (this.wakePending) this.attempt(this.pendingByNotice);
+    // A notice came meanwhile, or the head left: the next waiter's kind may be granted now.
+    if (this.wakePending || head.done) this.attempt(this.pendingByNotice);
     // PTTL is truncated to the ms: one more, so the retry does not arrive just before the expiry.
     else this.retryAfter(result === Infinity ? this.noLeaseRetry : result + 1);
   }
@@ -225,6 +238,7 @@ export class KeyQueue {
       return;
     }
     // Redis answered with an error: the head gets it, the next waiter tries on its own.
+    this.tried = undefined;
     this.waiters.fail(head, error);
     this.attempt();
   }
@@ -235,9 +249,16 @@ export class KeyQueue {
     this.retryTimer.start(delay);
   }
 
-  /** After each departure: an empty queue lingers, then is dropped. */
+  /**
+   * After each departure: when the waiter that tried last left between its attempts, the next
+   * one tries now; an empty queue lingers, then is dropped.
+   */
   private left(): void {
-    if (this.waiters.length > 0 || this.disposed) return;
+    if (this.disposed) return;
+    if (this.waiters.length > 0) {
+      if (this.tried?.done && !this.attempting) this.attempt();
+      return;
+    }
     this.retryTimer.cancel();
     clearTimeout(this.lingerTimer);
     this.lingerTimer = setTimeout(() => this.dispose(), QUEUE_LINGER);

@@ -10,6 +10,8 @@ import {
   UNLOCK_LATCH_TTL,
 } from './redis-kind';
 
+const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
+
 /** Leased permits of a semaphore (Redisson's RPermitExpirableSemaphore layout). */
 export const permitKind: RedisKind = {
   shardable: true,
@@ -26,7 +28,8 @@ export const permitKind: RedisKind = {
   }),
   acquired: (reply) => {
     const value = Number(reply);
-    if (value >= 0) return { granted: true, fencingToken: undefined, shared: value > 0 };
+    // Shared: the next waiter tries at once and learns its own wait (its limit may differ).
+    if (value >= 0) return GRANTED_SHARED;
     return { granted: false, ttl: value === -1 ? Infinity : -2 - value };
   },
   release: (hold: StoredHold, latch: string, publish) =>

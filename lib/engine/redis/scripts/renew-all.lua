@@ -21,6 +21,38 @@
 -- 'r': the lease key is set again to the lease (recreated if it had expired while the field
 --      still existed: the hash, which excludes writers, was there all along) and the hash's PTTL
 --      is raised to at least the lease, never lowered: it covers the longest read lease.
+-- A downgraded write's own lease (see endWrite): 'r' and 'w' first end such a write past its
+-- end (a 'w' then finds its field gone: lost); 'w' moves its lease key's end to now + lease,
+-- and 'r' keeps that key alive as long as the hash, without moving the write's end.
+-- A downgraded write granted by this library (its owner reads too) has its own lease key
+-- '<P>:<owner>:write:rwlock_timeout:1' holding the write's end (ms, Redis TIME): the read leases
+-- raise the hash's lease, not the write's. Past that end the write is over: its field and key
+-- go, and the lock is in read mode (deleted when no reader is left). A downgrade without that
+-- key (Redisson's) is left alone. Keys not in KEYS: those lease keys (N's slot, see KEYS[1]).
+local function endWrite(hash, prefix, now)
+  if redis.pcall('hget', hash, 'mode') ~= 'write' then
+    return
+  end
+  for _, field in ipairs(redis.call('hkeys', hash)) do
+    if field:sub(-6) == ':write' then
+      local lease = prefix .. ':' .. field .. ':rwlock_timeout:1'
+      local ends = tonumber(redis.call('get', lease))
+      if ends and ends <= now then
+        redis.call('hdel', hash, field)
+        redis.call('del', lease)
+        if redis.call('hlen', hash) > 1 then
+          redis.call('hset', hash, 'mode', 'read')
+        else
+          redis.call('del', hash)
+        end
+      end
+    end
+  end
+end
+-- P, the lease keys' prefix of hash N: '{N}', or N itself when N contains '{' (suffixName).
+local function prefixOf(hash)
+  return hash:find('{', 1, true) and hash or ('{' .. hash .. '}')
+end
 local kinds = ARGV[2]
 local lease = tonumber(ARGV[1])
 local keyCount = 0
@@ -39,6 +71,11 @@ if keyCount ~= #KEYS or #kinds + 2 ~= #ARGV then
 end
 
 local renewed = {}
+local now
+if kinds:find('[rw]') then
+  local time = redis.call('time')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 local k = 1
 for j = 1, #kinds do
   local kind = kinds:sub(j, j)
@@ -46,6 +83,11 @@ for j = 1, #kinds do
   local field = owner
   if kind == 'w' then
     field = owner .. ':write'
+  end
+  local writeLease
+  if kind ~= 'l' then
+    endWrite(hash, prefixOf(hash), now)
+    writeLease = prefixOf(hash) .. ':' .. owner .. ':write:rwlock_timeout:1'
   end
   -- pcall: a key that is no longer a hash (another program wrote it) is lost, not the batch.
   if redis.pcall('hexists', hash, field) == 1 then
@@ -56,6 +98,11 @@ for j = 1, #kinds do
     end
     if kind == 'r' then
       redis.call('set', KEYS[k + 1], 1, 'px', lease)
+      if redis.call('exists', writeLease) == 1 then
+        redis.call('pexpire', writeLease, redis.call('pttl', hash))
+      end
+    elseif kind == 'w' and redis.call('exists', writeLease) == 1 then
+      redis.call('set', writeLease, now + lease, 'px', redis.call('pttl', hash))
     end
     renewed[j] = 1
   else

@@ -19,11 +19,43 @@
 -- key (its slot moved to another master, or is being migrated away): the client then renews
 -- that hold through the slot's current master with renew-all.lua. redis.pcall keeps such a key
 -- (Redis answers "non local key") from failing the whole batch.
+-- A downgraded write's own lease (see endWrite): 'r' and 'w' first end such a write past its
+-- end (a 'w' then finds its field gone: lost); 'w' moves its lease key's end to now + lease,
+-- and 'r' keeps that key alive as long as the hash, without moving the write's end.
+-- A downgraded write granted by this library (its owner reads too) has its own lease key
+-- '<P>:<owner>:write:rwlock_timeout:1' holding the write's end (ms, Redis TIME): the read leases
+-- raise the hash's lease, not the write's. Past that end the write is over: its field and key
+-- go, and the lock is in read mode (deleted when no reader is left). A downgrade without that
+-- key (Redisson's) is left alone. Keys not in KEYS: those lease keys (N's slot, see KEYS[1]).
+local function endWrite(hash, prefix, now)
+  if redis.pcall('hget', hash, 'mode') ~= 'write' then
+    return
+  end
+  for _, field in ipairs(redis.call('hkeys', hash)) do
+    if field:sub(-6) == ':write' then
+      local lease = prefix .. ':' .. field .. ':rwlock_timeout:1'
+      local ends = tonumber(redis.call('get', lease))
+      if ends and ends <= now then
+        redis.call('hdel', hash, field)
+        redis.call('del', lease)
+        if redis.call('hlen', hash) > 1 then
+          redis.call('hset', hash, 'mode', 'read')
+        else
+          redis.call('del', hash)
+        end
+      end
+    end
+  end
+end
+-- P, the lease keys' prefix of hash N: '{N}', or N itself when N contains '{' (suffixName).
+local function prefixOf(hash)
+  return hash:find('{', 1, true) and hash or ('{' .. hash .. '}')
+end
 local lease = tonumber(ARGV[1])
 local kinds = ARGV[2]
 local renewed = {}
 local now
-if kinds:find('p', 1, true) then
+if kinds:find('[prw]') then
   local time = redis.call('time')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
@@ -36,6 +68,11 @@ for j = 1, #kinds do
     field = owner .. ':write'
   end
   local held
+  local writeLease
+  if kind == 'r' or kind == 'w' then
+    endWrite(hash, prefixOf(hash), now)
+    writeLease = prefixOf(hash) .. ':' .. owner .. ':write:rwlock_timeout:1'
+  end
   if kind == 'p' then
     -- A permit past its lease is never revived (semaphore-renew.lua).
     held = redis.pcall('zscore', hash, owner)
@@ -58,6 +95,11 @@ for j = 1, #kinds do
     end
     if kind == 'r' then
       redis.call('set', ARGV[a + 2], 1, 'px', lease)
+      if redis.call('exists', writeLease) == 1 then
+        redis.call('pexpire', writeLease, redis.call('pttl', hash))
+      end
+    elseif kind == 'w' and redis.call('exists', writeLease) == 1 then
+      redis.call('set', writeLease, now + lease, 'px', redis.call('pttl', hash))
     end
     renewed[j] = 1
   else

@@ -29,10 +29,12 @@
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[4])
+-- Read first: on a name that is not a semaphore (a lock's hash) this fails with WRONGTYPE
+-- before anything is written.
+local stored = tonumber(redis.call('get', KEYS[1]))
 redis.call('zremrangebyscore', KEYS[2], '-inf', now)
 local released = redis.call('zrem', KEYS[2], ARGV[2]) == 1
 local held = redis.call('zcard', KEYS[2])
-local stored = tonumber(redis.call('get', KEYS[1]))
 if stored == nil then
   redis.call('set', KEYS[1], limit - held)
 elseif stored ~= limit - held then
