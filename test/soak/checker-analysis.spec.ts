@@ -153,12 +153,16 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
     expect(checkWaits(timedOut, [], together, [], 1_000, 0).stuckTimeouts).toBe(1);
   });
 
-  it('keys without a TTL are left over, except fencing counters', () => {
+  it('keys without a TTL are left over, except fencing counters and a bounded semaphore', () => {
     const keys = [
-      { key: 'p:L0', pttl: 900 },
-      { key: 'redisson_lock_queue:{p:fair}', pttl: -1 },
-      { key: 'redisson_lock_token:{p:L0}', pttl: -1 },
+      { key: 'p:L0', pttl: 900, size: 0 },
+      { key: 'redisson_lock_queue:{p:fair}', pttl: -1, size: 0 },
+      { key: 'redisson_lock_token:{p:L0}', pttl: -1, size: 0 },
+      { key: 'p:sem', pttl: -1, size: 0 },
+      { key: '{p:sem}:timeout', pttl: -1, size: 2 },
     ];
-    expect(leftoverKeys(keys)).toEqual(['redisson_lock_queue:{p:fair}']);
+    expect(leftoverKeys(keys, 'p:sem', 2)).toEqual(['redisson_lock_queue:{p:fair}']);
+    const grown = [{ key: '{p:sem}:timeout', pttl: -1, size: 3 }];
+    expect(leftoverKeys(grown, 'p:sem', 2)).toEqual(['{p:sem}:timeout']);
   });
 });

@@ -231,9 +231,22 @@ export function checkWaits(
   return findings;
 }
 
-/** Keys without a TTL left at the end, fencing counters (kept on purpose, no TTL) excepted. */
-export function leftoverKeys(keys: { key: string; pttl: number }[]): string[] {
+/**
+ * Keys without a TTL left at the end, except what is kept on purpose: fencing counters, and the
+ * semaphore's permit count `N` and permit set `{N}:timeout` (a Redisson permit may outlive any TTL
+ * set on them: docs/multi-lock-and-semaphore.md) while the set holds no more than `permits`
+ * entries.
+ */
+export function leftoverKeys(
+  keys: { key: string; pttl: number; size: number }[],
+  semaphore: string,
+  permits: number,
+): string[] {
+  const kept = (key: string, size: number) =>
+    key.startsWith('redisson_lock_token:') ||
+    key === semaphore ||
+    (key === `{${semaphore}}:timeout` && size <= permits);
   return keys
-    .filter(({ key, pttl }) => pttl === -1 && !key.startsWith('redisson_lock_token:'))
+    .filter(({ key, pttl, size }) => pttl === -1 && !kept(key, size))
     .map(({ key }) => key);
 }

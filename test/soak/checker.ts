@@ -20,7 +20,14 @@ import { checkExclusion, checkWaits, leftoverKeys } from './checker-analysis';
 import { injectCheckerFaults, type FaultTarget } from './checker-faults';
 import { monitorResources } from './checker-monitor';
 import { CheckerPool } from './checker-pool';
-import { CHECKER_FAULTS, type CheckerFault, type CheckerFaultKind } from './checker-records';
+import {
+  CHECKER_FAULTS,
+  CHECKER_RESOURCES,
+  SEM,
+  SEMAPHORE_PERMITS,
+  type CheckerFault,
+  type CheckerFaultKind,
+} from './checker-records';
 
 /** Watchdog lease and fair queue timeout of the workers, ms: short, so faults outlast them. */
 export const CHECKER_LEASE = 1_000;
@@ -65,10 +72,13 @@ export interface CheckerReport {
 }
 
 /** Every key of the phase's Redis with its PTTL (masters only on a Cluster). */
-async function keysWithTtl(nodes: Redis[]): Promise<{ key: string; pttl: number }[]> {
-  const found: { key: string; pttl: number }[] = [];
+async function keysWithTtl(nodes: Redis[]): Promise<{ key: string; pttl: number; size: number }[]> {
+  const found: { key: string; pttl: number; size: number }[] = [];
   for (const node of nodes) {
-    for (const key of await node.keys('*')) found.push({ key, pttl: await node.pttl(key) });
+    for (const key of await node.keys('*')) {
+      const size = (await node.type(key)) === 'zset' ? await node.zcard(key) : 0;
+      found.push({ key, pttl: await node.pttl(key), size });
+    }
   }
   return found;
 }
@@ -119,7 +129,8 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
     const nodes = redis
       ? [monitorClient as Redis]
       : (await cluster!.masters()).map((p) => cluster!.admin.get(p));
-    const leftovers = leftoverKeys(await keysWithTtl(nodes));
+    const semaphoreName = `${prefix}:${CHECKER_RESOURCES[SEM]}`;
+    const leftovers = leftoverKeys(await keysWithTtl(nodes), semaphoreName, SEMAPHORE_PERMITS);
     const { records } = pool;
     const holds = [...records.holds.values()];
     const exclusion = checkExclusion(holds, faults);
