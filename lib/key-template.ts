@@ -1,4 +1,4 @@
-import { describe } from './engine/options/validate';
+import { describe, hashTagMessage, hashTagProblem } from './engine/options/validate';
 import { MAX_GROUP_KEYS } from './engine/targets';
 import { LockKeyError } from './lock.errors';
 
@@ -18,9 +18,10 @@ const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
 /**
  * Parses a key template such as `order:<0>` or `order:<0.id>:<1>`, where `<N>` is argument N
  * and `<N.a.b>` a property path into it. Throws LockKeyError for a malformed template (or one
- * with a lone surrogate), an index past `paramCount` (when known), or a placeholder that can
- * never render for its parameter's declared type (`paramTypes`, TypeScript's
- * `design:paramtypes`, when emitted). `where` names the method in messages.
+ * with a lone surrogate), an index past `paramCount` (when known), a placeholder that can never
+ * render for its parameter's declared type (`paramTypes`, TypeScript's `design:paramtypes`, when
+ * emitted), or a key without placeholders whose hash tag is not well formed (see hashTagProblem).
+ * `where` names the method in messages.
  */
 export function compileKeyTemplate(
   template: unknown,
@@ -82,6 +83,12 @@ export function compileKeyTemplate(
     if (misfit) throw templateError(template, where, misfit, 'never fits its parameter');
     parts.push({ source, index, path });
     position = close + 1;
+  }
+  // A key without placeholders is checked now; others when built (see lockName).
+  const tag =
+    parts.length <= 1 && typeof parts[0] === 'string' ? hashTagProblem(template) : undefined;
+  if (tag !== undefined) {
+    throw new LockKeyError(hashTagMessage(`${where}: lock key ${describe(template)}`, tag));
   }
   return (args) => {
     let key = '';

@@ -14,6 +14,8 @@ import {
   assertOneOf,
   assertWaitTime,
   describe,
+  hashTagMessage,
+  hashTagProblem,
   MAX_KEY_BYTES,
 } from './engine/options/validate';
 import type { BusyStatus } from './lock-error-answer';
@@ -105,6 +107,10 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
       'keyPrefix',
       `contains a lone UTF-16 surrogate, which is not valid unicode (Redis would store it as U+FFFD), got ${describe(keyPrefix)}.`,
     );
+  }
+  const tag = hashTagProblem(keyPrefix);
+  if (tag !== undefined) {
+    throw new LockOptionsError('keyPrefix', hashTagMessage(describe(keyPrefix), tag));
   }
   if (Buffer.byteLength(keyPrefix) >= MAX_KEY_BYTES) {
     throw new LockOptionsError(

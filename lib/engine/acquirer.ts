@@ -8,7 +8,7 @@ import type { ResolvedLockOptions } from './options/lock-options';
 import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
 import type { LockStore, LockTarget } from './store/lock-store';
-import { holdId } from './targets';
+import { holdFamily } from './targets';
 import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';
 
@@ -49,13 +49,13 @@ export class Acquirer {
     try {
       const { context } = this.driver;
       opts.signal?.throwIfAborted();
-      const held = context.find(holdId(target.kind, target.name));
+      const held = context.find(holdFamily(target.kind), target.name);
       if (held) return this.reenter(held, opts);
       let owner: string | undefined;
-      if (target.kind === 'write' && context.find(holdId('read', target.name))) {
+      if (target.kind === 'write' && context.find('read', target.name)) {
         throw new LockUpgradeError(target.key);
       }
-      if (target.kind === 'read') owner = context.find(holdId('write', target.name))?.hold.owner;
+      if (target.kind === 'read') owner = context.find('write', target.name)?.hold.owner;
       const closing = this.driver.closing();
       if (closing) throw closing;
       const started = now();

@@ -6,7 +6,7 @@ import type { ResolvedLockOptions } from './options/lock-options';
 import { GroupHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import type { LockTarget } from './store/lock-store';
-import { holdId, targetKeys, type GroupTarget } from './targets';
+import { targetKeys, type GroupTarget } from './targets';
 
 /** A group attempt refused by a member other than the one its queue waits for. */
 class MovedToMember extends Error {
@@ -43,7 +43,7 @@ export class GroupAcquirer {
     const order = names.map((_, i) => i).sort((i, j) => (names[i] < names[j] ? -1 : 1));
     try {
       for (const i of order) {
-        const held = context.find(holdId('lock', names[i]));
+        const held = context.find('lock', names[i]);
         if (!held) {
           missing.push(i);
           continue;
@@ -116,7 +116,7 @@ export class GroupAcquirer {
       --remaining === 0 ? this.driver.releaseHold(held) : Promise.resolve();
     const entries: LockEntry[] = [];
     names.forEach((name, i) => {
-      const member = { key: keys[i], id: holdId('lock', name), left };
+      const member = { key: keys[i], name, left };
       const entry = new LockEntry(hold, outer, undefined, this.driver.releaseHold, member);
       entries.push(entry);
       outer = entry;

@@ -44,8 +44,7 @@ export interface HoldCallsDriver {
 /**
  * The engine's calls to the store, each with its guarantees: an acquire attempt has a fresh
  * owner id and a time bound, and frees a grant that comes too late or whose answer was lost; a
- * release is bounded and reports a loss it finds; a hold nobody uses is dropped quietly. One
- * promise and one timer per call: this is the path every lock call takes.
+ * release is bounded and reports a loss it finds; a hold nobody uses is dropped quietly.
  */
 export class HoldCalls {
   /** This engine's id: the first half of every owner id. */
@@ -104,9 +103,8 @@ export class HoldCalls {
    * One acquire attempt, by a fresh owner id unless `extra.owner` names one: the hold, or how
    * long the holder's lease still runs (`extra.refused` also gets the store's answer). Bounded
    * in time (the wait, kept between a third of the lease and the lease); a grant that comes
-   * later is freed, and so is one whose answer was lost on the connection. `then`, when given,
-   * maps the result in the step that reads the answer (its promise is adopted). One promise and
-   * one timer per attempt: this is the path every lock call takes.
+   * later, or is read past its hand-over time (LockHold.handOverBy), is freed, and so is one
+   * whose answer was lost. `then` maps the result in the step that reads the answer.
    */
   attempt<R = LockHold | number>(
     target: LockTarget,
@@ -204,6 +202,12 @@ export class HoldCalls {
       // close() began while the store granted it: nobody will release it later, so free it now.
       void this.drop(hold);
       throw closing;
+    }
+    // Read too late to be of use (a stalled event loop): freed and counted as busy (its release
+    // goes out ahead of the caller's next attempt).
+    if (now() >= hold.handOverBy) {
+      void this.drop(hold);
+      return 0;
     }
     this.holds.add(hold);
     return hold;

@@ -27,7 +27,7 @@ import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';
 import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
-import { callTarget, holdId, permitTarget, type LockKeys, type LockMode } from './targets';
+import { callTarget, holdFamily, permitTarget, type LockKeys, type LockMode } from './targets';
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -221,7 +221,7 @@ export class LockEngine {
   /** The innermost hold of the current call chain, or the one for `key` (in `mode`). */
   current(key?: string, mode?: LockMode): LockHandle | undefined {
     if (key === undefined) return this.context.innermost();
-    return this.context.find(holdId(mode ?? 'lock', this.target(key, undefined, mode).name));
+    return this.context.find(holdFamily(mode ?? 'lock'), this.target(key, undefined, mode).name);
   }
 
   /** How many times the current call chain holds `key` (in `mode`); 0 when it does not. */

@@ -1,7 +1,7 @@
 import type { LockLostError } from '../lock.errors';
-import type { LockHold } from './lock-hold';
+import type { HoldKeeper, LockHold } from './lock-hold';
 import type { LockStore } from './store/lock-store';
-import { Watchdog } from './watchdog';
+import { unrenewedReason, Watchdog } from './watchdog';
 import { now } from './clock';
 
 /** What the holds report to the engine. */
@@ -20,7 +20,7 @@ export interface HoldsDriver {
  * or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
  * call chain, so listeners never run as another chain's owner.
  */
-export class LockHolds {
+export class LockHolds implements HoldKeeper {
   /** Holds with an explicit lease; the watchdog keeps the others (the two never share one). */
   private readonly leased = new Set<LockHold>();
   /** The holds under each name: one hold as itself (the common case: no set built), more as a set. */
@@ -52,6 +52,7 @@ export class LockHolds {
 
   /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
   add(hold: LockHold): void {
+    hold.keeper = this;
     if (hold.names === undefined) this.index(hold.name, hold);
     else for (const name of hold.names) this.index(name, hold);
     if (hold.watchdog) {
@@ -60,10 +61,7 @@ export class LockHolds {
     }
     this.leased.add(hold);
     hold.expiryTimer = this.driver.outside(() =>
-      setTimeout(
-        () => this.lose(hold, `its explicit lease of ${hold.leaseTime} ms expired`),
-        hold.validUntil - now(),
-      ),
+      setTimeout(() => this.lose(hold, leaseEndedReason(hold)), hold.validUntil - now()),
     );
     hold.expiryTimer.unref();
   }
@@ -102,6 +100,11 @@ export class LockHolds {
       this.byName.delete(name);
   }
 
+  /** A read of `hold` found its lease deadline passed before a timer did (a stalled loop). */
+  expired(hold: LockHold): void {
+    this.lose(hold, hold.watchdog ? unrenewedReason(hold.leaseTime) : leaseEndedReason(hold));
+  }
+
   /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */
   lose(hold: LockHold, reason: string): void {
     this.driver.outside(() => {
@@ -115,4 +118,9 @@ export class LockHolds {
   stop(): void {
     this.watchdog.stop();
   }
+}
+
+/** Why a hold with an explicit lease was lost when it ran out. */
+function leaseEndedReason(hold: LockHold): string {
+  return `its explicit lease of ${hold.leaseTime} ms expired`;
 }

@@ -101,33 +101,39 @@ export function assertPermits(value: unknown): asserts value is number {
 /**
  * What a call chain holds, for re-entry: plain and fair locks (and a group's members) of one
  * name are one exclusive lock; the read and the write hold of a read-write lock, and a
- * semaphore's permit, are each their own.
+ * semaphore's permit, are each their own. A held entry is found by this family and its name,
+ * compared apart, so no key can pass for another kind's (any character may be in a key).
  */
-export function holdId(kind: LockTarget['kind'], name: string): string {
+export type HoldFamily = 'lock' | 'read' | 'write' | 'permit';
+
+/** The family of a hold of `kind` (see HoldFamily). */
+export function holdFamily(kind: LockTarget['kind']): HoldFamily {
   switch (kind) {
     case 'read':
-      return `${name}\0r`;
     case 'write':
-      return `${name}\0w`;
     case 'permit':
-      return `${name}\0p`;
+      return kind;
     default:
-      return name;
+      return 'lock';
   }
 }
 
 /**
- * The local wait queue a target's waiters share (one per release channel): plain locks (and
- * groups waiting for one member), read-write locks (readers and writers together), semaphores.
+ * The local wait queues (one per release channel): plain locks (and groups waiting for one
+ * member), read-write locks (readers and writers together), semaphores. A queue is found by
+ * this family and the lock's name, kept apart (see HoldFamily).
  */
-export function queueId(target: LockTarget): string {
-  switch (target.kind) {
+export type QueueFamily = 'lock' | 'rw' | 'permit';
+
+/** The family of the queue a target's waiters share (see QueueFamily). */
+export function queueFamily(kind: LockTarget['kind']): QueueFamily {
+  switch (kind) {
     case 'read':
     case 'write':
-      return `${target.name}\0rw`;
+      return 'rw';
     case 'permit':
-      return `${target.name}\0p`;
+      return 'permit';
     default:
-      return target.name;
+      return 'lock';
   }
 }

@@ -112,10 +112,7 @@ export class Watchdog {
         continue;
       }
       this.remove(hold);
-      this.driver.lost(
-        hold,
-        `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`,
-      );
+      this.driver.lost(hold, unrenewedReason(hold.leaseTime));
     }
     if (saved.length > 0) void this.renewBatch(saved);
     if (this.holds.size > 0 && this.timer === undefined) this.schedule(this.nextRenewal);
@@ -152,4 +149,9 @@ export class Watchdog {
       }
     });
   }
+}
+
+/** Why a watchdog hold was lost when no renewal was confirmed for a whole lease. */
+export function unrenewedReason(leaseTime: number): string {
+  return `no renewal was confirmed for a whole lease (${leaseTime} ms), so it has expired`;
 }

@@ -14,6 +14,9 @@
  *    when it is a non-empty string, a finite number, a bigint or a boolean; anything else
  *    (undefined, null, '', NaN, ±Infinity, objects, arrays, functions, symbols) fails with
  *    LockKeyError.
+ * 5. A template without placeholders is a whole key: when it has braces but no well-formed hash
+ *    tag (a `{`, later a `}`, something between), it is refused when compiled (a key built at
+ *    call time is checked then, by the lock call).
  */
 import fc from 'fast-check';
 import { LockKeyError } from '../../lib';
@@ -28,7 +31,10 @@ const INDEX = /^(0|[1-9][0-9]*)$/;
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const FORBIDDEN = ['__proto__', 'prototype', 'constructor'];
 
-/** Reference parser: the parts of a well-formed template, or null when malformed (rule 1–3). */
+/** Rule 5: no braces, or a first `{` followed later by a `}` with something between. */
+const tagWellFormed = (key: string) => !/[{}]/.test(key) || /^[^{]*\{[^}]+\}/.test(key);
+
+/** Reference parser: the parts of a well-formed template, or null when malformed (rule 1–3, 5). */
 function referenceParse(template: string, params: number): Part[] | null {
   if (template.length === 0) return null;
   const parts: Part[] = [];
@@ -50,6 +56,7 @@ function referenceParse(template: string, params: number): Part[] | null {
   const tail = template.slice(last);
   if (/[<>]/.test(tail)) return null;
   if (tail) parts.push(tail);
+  if (last === 0 && !tagWellFormed(template)) return null;
   return parts;
 }
 
@@ -196,12 +203,13 @@ describe('key templates: property-based, against the reference rules', () => {
     );
   });
 
-  it('a template that only has literal text is a static key', () => {
+  it('a template that only has literal text is a static key, refused when its hash tag is not well formed', () => {
     fc.assert(
       fc.property(
         literal.filter((s) => s.length > 0),
         (text) => {
-          expect(compileKeyTemplate(text, 0, where)([])).toBe(text);
+          if (tagWellFormed(text)) expect(compileKeyTemplate(text, 0, where)([])).toBe(text);
+          else expect(() => compileKeyTemplate(text, 0, where)).toThrow(LockKeyError);
         },
       ),
     );

@@ -81,6 +81,12 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
       // so '\uD800' and '\uDBFF' would be the same lock.
       ['a lone high surrogate', 'order:\uD800', /surrogate|unicode|UTF/i],
       ['a lone low surrogate', '\uDC00:order', /surrogate|unicode|UTF/i],
+      // Their auxiliary names (Redisson's) would hash to another cluster slot than the lock.
+      ['an unbalanced brace', 'a{b', /has a "\{" with no "\}" after it/],
+      ['reversed braces', '}{', /has a "\{" with no "\}" after it/],
+      ['an empty hash tag', '{}x', /has an empty hash tag "\{\}"/],
+      ['an empty hash tag before a full one', '{}{x}', /has an empty hash tag/],
+      ['a closing brace alone', 'a}b', /has a "\}" with no "\{" before it/],
     ])('%s is refused by every keyed method with LockKeyError', async (_what, key, message) => {
       for (const call of keyCalls(key)) {
         const error = await failure(call);
@@ -104,9 +110,7 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
 
     it.each([
       ['a hash tag', '{user:1}:cart'],
-      ['an unbalanced brace', 'a{b'],
-      ['reversed braces', '}{'],
-      ['an empty hash tag', '{}x'],
+      ['a hash tag after a closing brace, and braces after it', '}x{y}z{}'],
       ['accents, CJK and emoji', 'ünïcødé:漢字:🔒'],
       ['combining marks and a zero-width space', 'e\u0301\u200b'],
       ['whitespace and control characters', ' sp ace\ttab\nline '],

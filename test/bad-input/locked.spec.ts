@@ -82,6 +82,10 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
       ['order:<0.prototype.x>', /'prototype', which is not data/],
       ['order:<2>', /refers to argument 2, but the method declares 2 parameters/],
       ['order:\uD800<0>', /lone UTF-16 surrogate/],
+      // A key without placeholders is complete: its hash tag is checked now.
+      ['order{pay', /lock key "order\{pay" has a "\{" with no "\}" after it/],
+      ['{}order', /has an empty hash tag/],
+      ['order}pay', /has a "\}" with no "\{" before it/],
     ])('%j', (template, message) => {
       const define = decorate(template);
       expect(define).toThrow(LockKeyError);

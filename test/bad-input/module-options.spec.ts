@@ -125,6 +125,18 @@ describe('bad module options: bootstrap fails with LockOptionsError naming the o
       /1024|bytes|long/,
     ],
     [
+      'a keyPrefix with an unbalanced hash tag',
+      { redis: url, keyPrefix: 'tenant{' },
+      'keyPrefix',
+      /has a "\{" with no "\}" after it: on a Redis Cluster/,
+    ],
+    [
+      'a keyPrefix with an empty hash tag',
+      { redis: url, keyPrefix: '{}:' },
+      'keyPrefix',
+      /empty hash tag/,
+    ],
+    [
       'a keyPrefix with a lone surrogate',
       { redis: url, keyPrefix: 'app\uD800:' },
       'keyPrefix',

@@ -84,7 +84,10 @@ export function assertOneOf<T extends string>(
   }
 }
 
-/** Checks a lock key and returns the Redis name `prefix + key`. */
+/**
+ * Checks a lock key (LockKeyError: not a non-empty, well-formed string, a hash tag that is not
+ * well formed, too long with the prefix) and returns the Redis name `prefix + key`.
+ */
 export function lockName(prefix: string, key: unknown): string {
   if (typeof key !== 'string' || key.length === 0) {
     throw new LockKeyError(`A lock key must be a non-empty string, got ${describe(key)}.`);
@@ -94,6 +97,8 @@ export function lockName(prefix: string, key: unknown): string {
       `Lock key ${describe(key)} contains a lone UTF-16 surrogate, which is not valid unicode: Redis would store it as U+FFFD, so different keys would share one lock.`,
     );
   }
+  const tag = hashTagProblem(key);
+  if (tag !== undefined) throw new LockKeyError(hashTagMessage(`Lock key ${describe(key)}`, tag));
   const name = prefix + key;
   if (name.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(name) > MAX_KEY_BYTES) {
     throw new LockKeyError(
@@ -101,4 +106,25 @@ export function lockName(prefix: string, key: unknown): string {
     );
   }
   return name;
+}
+
+/**
+ * What is wrong with the braces of a key or `keyPrefix`, if anything. Redisson names a lock's
+ * other keys and channels `P:{N}`, or `P:N` when N has a `{`, and a Redis Cluster hashes a name by
+ * its tag (the text between its first `{` and the first `}` after it, when not empty), else
+ * whole. Those names share the lock's slot only when N has no brace at all or a well-formed
+ * tag: `a{b` and `{}x` hash whole but `P:a{b` elsewhere; `a}b` whole but `P:{a}b}` by `a`.
+ * Checking the prefix and the key each is enough: a name of two well-formed parts is.
+ */
+export function hashTagProblem(text: string): string | undefined {
+  const open = text.indexOf('{');
+  if (open === -1) return text.includes('}') ? 'has a "}" with no "{" before it' : undefined;
+  const close = text.indexOf('}', open + 1);
+  if (close === -1) return 'has a "{" with no "}" after it';
+  return close === open + 1 ? 'has an empty hash tag "{}"' : undefined;
+}
+
+/** The message for a hash tag problem of `what` (a key or the keyPrefix). */
+export function hashTagMessage(what: string, problem: string): string {
+  return `${what} ${problem}: on a Redis Cluster, the lock's channel, fencing token and other keys (named as Redisson names them) would hash to another slot than the lock, and its releases would fail. Use a complete hash tag such as "{order:42}:pay", or no braces.`;
 }

@@ -1,6 +1,7 @@
 import { LockLostError, LockNotHeldError } from '../../lock.errors';
 import type { LockHandle } from '../lock-handle';
 import type { Busy } from '../busy';
+import { checkedOnRead } from '../deadline-signal';
 import { LockEntry } from './lock-entry';
 
 /**
@@ -33,8 +34,13 @@ export class GroupHandle implements LockHandle {
     return this.members[this.members.length - 1];
   }
 
+  /** Aborts with the first member's loss; a read checks every member's lease deadline first. */
   get signal(): AbortSignal {
-    this.aborted ??= AbortSignal.any([...new Set(this.members.map((entry) => entry.hold.signal))]);
+    if (this.aborted === undefined) {
+      const holds = [...new Set(this.members.map((entry) => entry.hold))];
+      const any = AbortSignal.any(holds.map((hold) => hold.signal));
+      this.aborted = checkedOnRead(any, () => holds.forEach((hold) => hold.checkDeadline()));
+    }
     return this.aborted;
   }
 

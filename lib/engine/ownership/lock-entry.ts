@@ -1,13 +1,14 @@
 import { LockNotHeldError } from '../../lock.errors';
 import type { LockHandle } from '../lock-handle';
 import type { LockHold } from '../lock-hold';
-import { holdId } from '../targets';
+import { holdFamily, type HoldFamily } from '../targets';
 import { WaitList } from '../waiting/wait-list';
 
 /** Where an entry of a group's hold stands: its member key, and the group's shared release. */
 export interface GroupMember {
   readonly key: string;
-  readonly id: string;
+  /** The member's store name. */
+  readonly name: string;
   /** Called as each member's outermost entry leaves; frees the group's hold with the last. */
   readonly left: (hold: LockHold) => Promise<void>;
 }
@@ -20,8 +21,9 @@ export interface GroupMember {
  */
 export class LockEntry implements LockHandle {
   readonly depth: number;
-  /** What the chain holds through this entry, for re-entry (see holdId). */
-  readonly id: string;
+  /** What the chain holds through this entry, for re-entry: its family and store name. */
+  readonly family: HoldFamily;
+  readonly name: string;
   readonly key: string;
   private nested: LockEntry | null = null;
   /**
@@ -45,7 +47,8 @@ export class LockEntry implements LockHandle {
     private readonly member: GroupMember | undefined = parent?.member,
   ) {
     this.depth = parent ? parent.depth + 1 : 1;
-    this.id = member?.id ?? holdId(hold.kind, hold.name);
+    this.family = member ? 'lock' : holdFamily(hold.kind);
+    this.name = member?.name ?? hold.name;
     this.key = member?.key ?? hold.key;
   }
 

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { HoldFamily } from '../targets';
 import type { LockEntry } from './lock-entry';
 
 /**
@@ -15,10 +16,10 @@ export class OwnerContext {
     return entry === undefined || entry.active ? entry : this.next(entry);
   }
 
-  /** The innermost entry of the current call chain that holds `id` (see holdId). */
-  find(id: string): LockEntry | undefined {
+  /** The innermost entry of the current call chain that holds `name` in `family`. */
+  find(family: HoldFamily, name: string): LockEntry | undefined {
     for (let entry = this.storage.getStore(); entry; entry = entry.outer) {
-      if (entry.id === id && entry.active) return entry;
+      if (entry.name === name && entry.family === family && entry.active) return entry;
     }
     return undefined;
   }

@@ -80,7 +80,7 @@ export class KeyQueue {
   private disposed = false;
 
   constructor(
-    /** The queue's id among the waiters' queues (see queueId). */
+    /** The lock's name: the queue's id among its family's queues (see LockWaiters). */
     readonly id: string,
     /** The channel its release notices come on. */
     readonly channel: string,

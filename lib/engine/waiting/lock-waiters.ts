@@ -1,7 +1,7 @@
 import { now } from '../clock';
 import type { LockHold } from '../lock-hold';
 import type { LockStore, LockTarget } from '../store/lock-store';
-import { queueId } from '../targets';
+import { queueFamily, type QueueFamily } from '../targets';
 import { HANDOFF_HOLD_BACK, KeyQueue, type Attempt, type QueueHost } from './key-queue';
 
 /** Above this many hold-backs of names without a queue, the ended ones are swept out. */
@@ -24,12 +24,13 @@ export interface ChannelListener {
 }
 
 /**
- * Waiting for busy locks: one KeyQueue per lock (queueId) that has local waiters (or had, within
+ * Waiting for busy locks: one KeyQueue per lock (by queue family and name) that has local waiters (or had, within
  * the queue's linger time), each behind one subscription to the store's release notices; and
  * the channels of fair waiters, each its own.
  */
 export class LockWaiters {
-  private readonly queues = new Map<string, KeyQueue>();
+  /** The queues of each family (see QueueFamily), by lock name. */
+  private readonly queues: Record<QueueFamily, Map<string, KeyQueue>> = families();
   /** Who listens on each channel subscribed to. */
   private readonly listeners = new Map<string, ChannelListener>();
   /** Who else listens on a channel (fair waiters on their lock's plain channel). */
@@ -37,7 +38,7 @@ export class LockWaiters {
   /** Channels subscribed to for their queue (see alsoListen). */
   private readonly queueChannels = new Set<string>();
   /** Hold-backs (until, clock ms) after releases of locks that had no queue here. */
-  private readonly holdBacks = new Map<string, number>();
+  private readonly holdBacks: Record<QueueFamily, Map<string, number>> = families();
   private readonly host: QueueHost;
 
   constructor(
@@ -52,9 +53,11 @@ export class LockWaiters {
       abandoned: (hold) => driver.abandoned(hold),
       failed: (error) => driver.failed(error),
       dropped: (queue) => {
-        if (this.queues.get(queue.id) !== queue) return;
-        this.queues.delete(queue.id);
-        this.listeners.delete(queue.channel);
+        for (const queues of Object.values(this.queues)) {
+          if (queues.get(queue.id) !== queue) continue;
+          queues.delete(queue.id);
+          this.listeners.delete(queue.channel);
+        }
       },
     };
     store.listen({
@@ -73,12 +76,13 @@ export class LockWaiters {
    * within the linger time), or this process released it a moment ago with others listening.
    */
   has(target: LockTarget): boolean {
-    const id = queueId(target);
-    if (this.queues.has(id)) return true;
-    const until = this.holdBacks.get(id);
+    const family = queueFamily(target.kind);
+    if (this.queues[family].has(target.name)) return true;
+    const holdBacks = this.holdBacks[family];
+    const until = holdBacks.get(target.name);
     if (until === undefined) return false;
     if (until > now()) return true;
-    this.holdBacks.delete(id);
+    holdBacks.delete(target.name);
     return false;
   }
 
@@ -92,13 +96,15 @@ export class LockWaiters {
     waitTime: number,
     signal: AbortSignal | undefined,
   ): Promise<LockHold | null> {
-    const id = queueId(target);
-    let queue = this.queues.get(id);
+    const family = queueFamily(target.kind);
+    const { name } = target;
+    let queue = this.queues[family].get(name);
     if (queue === undefined) {
       const channel = this.store.channel(target, '');
-      queue = new KeyQueue(id, channel, this.host, this.noLeaseRetry, this.holdBacks.get(id));
-      this.holdBacks.delete(id);
-      this.queues.set(id, queue);
+      const holdBacks = this.holdBacks[family];
+      queue = new KeyQueue(name, channel, this.host, this.noLeaseRetry, holdBacks.get(name));
+      holdBacks.delete(name);
+      this.queues[family].set(name, queue);
       this.listeners.set(channel, queue);
     }
     return queue.wait(attempt, waitTime, signal);
@@ -153,16 +159,14 @@ export class LockWaiters {
   released(target: LockTarget, listeners: number): void {
     if (target.kind === 'fair') return;
     if (target.kind === 'multi') {
-      for (const name of target.names ?? []) {
-        this.releasedQueue(queueId({ kind: 'lock', key: target.key, name }), listeners);
-      }
+      for (const name of target.names ?? []) this.releasedQueue('lock', name, listeners);
       return;
     }
-    this.releasedQueue(queueId(target), listeners);
+    this.releasedQueue(queueFamily(target.kind), target.name, listeners);
   }
 
-  private releasedQueue(id: string, listeners: number): void {
-    const queue = this.queues.get(id);
+  private releasedQueue(family: QueueFamily, name: string, listeners: number): void {
+    const queue = this.queues[family].get(name);
     const others = listeners - (queue?.listening ? 1 : 0);
     const holdBackUntil = others > 0 ? now() + HANDOFF_HOLD_BACK : undefined;
     if (queue) {
@@ -170,15 +174,21 @@ export class LockWaiters {
       return;
     }
     if (holdBackUntil === undefined) return;
-    if (this.holdBacks.size >= HOLD_BACK_SWEEP) {
+    const holdBacks = this.holdBacks[family];
+    if (holdBacks.size >= HOLD_BACK_SWEEP) {
       const time = now();
-      for (const [held, until] of this.holdBacks) if (until <= time) this.holdBacks.delete(held);
+      for (const [held, until] of holdBacks) if (until <= time) holdBacks.delete(held);
     }
-    this.holdBacks.set(id, holdBackUntil);
+    holdBacks.set(name, holdBackUntil);
   }
 
   /** Rejects every waiter (shutdown) and drops the subscriptions. */
   closeAll(reason: unknown): void {
     for (const listener of [...this.listeners.values()]) listener.close(reason);
   }
+}
+
+/** One empty map per queue family. */
+function families<V>(): Record<QueueFamily, Map<string, V>> {
+  return { lock: new Map(), rw: new Map(), permit: new Map() };
 }
