@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { LockSelfDeadlockError } from '../../lock.errors';
 import type { LockHandle } from '../lock-handle';
 import type { LockTarget } from '../store/lock-store';
-import { holdId } from '../targets';
+import type { HoldFamily } from '../targets';
 import { GroupHandle } from './group-handle';
 import { LockEntry } from './lock-entry';
 import type { OwnerContext } from './owner-context';
@@ -60,21 +60,22 @@ export class ChainHandles {
   private blocking(target: LockTarget): LockEntry | undefined {
     const handles = storage.getStore();
     if (handles === undefined || handles.size === 0 || target.kind === 'permit') return undefined;
-    const ids = conflicting(target);
+    const names = target.names ?? [target.name];
     for (const entry of handles) {
-      if (entry.active && ids.has(entry.id) && !this.context.find(entry.id)) return entry;
+      if (
+        entry.active &&
+        names.includes(entry.name) &&
+        excludes(target, entry.family) &&
+        !this.context.find(entry.family, entry.name)
+      ) {
+        return entry;
+      }
     }
     return undefined;
   }
 }
 
-/** The hold ids that exclude `target`: every hold of its names, but a read for a read. */
-function conflicting(target: LockTarget): Set<string> {
-  const ids = new Set<string>();
-  for (const name of target.names ?? [target.name]) {
-    ids.add(holdId('lock', name));
-    ids.add(holdId('write', name));
-    if (target.kind !== 'read') ids.add(holdId('read', name));
-  }
-  return ids;
+/** Whether a hold of `family` on one of its names excludes `target`: every hold, but a read for a read. */
+function excludes(target: LockTarget, family: HoldFamily): boolean {
+  return family !== 'permit' && !(family === 'read' && target.kind === 'read');
 }
