@@ -17,6 +17,7 @@ import {
   MAX_KEY_BYTES,
 } from './engine/options/validate';
 import type { BusyStatus } from './lock-error-answer';
+import { REDIS_ERROR_STATUSES, type RedisErrorStatus } from './redis-error-answer';
 import { LockOptionsError } from './lock.errors';
 import {
   DEFAULT_LEASE_TIME,
@@ -39,6 +40,7 @@ export interface ResolvedModuleOptions {
   shutdownTimeout: number;
   checkOnStartup: StartupCheck;
   busyStatus: BusyStatus;
+  redisErrorStatus: RedisErrorStatus;
   exposeKeys: boolean;
   syncReplicas: number;
   syncTimeout: number;
@@ -70,6 +72,7 @@ const KNOWN_OPTIONS = [
   'shutdownTimeout',
   'checkOnStartup',
   'busyStatus',
+  'redisErrorStatus',
   'exposeKeys',
   'syncReplicas',
   'syncTimeout',
@@ -139,6 +142,13 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
       `expected 409, 423 or 503, got ${describe(busyStatus)}.`,
     );
   }
+  const redisErrorStatus = o.redisErrorStatus ?? 503;
+  if (!REDIS_ERROR_STATUSES.includes(redisErrorStatus)) {
+    throw new LockOptionsError(
+      'redisErrorStatus',
+      `expected 500, 502, 503 or 504, got ${describe(redisErrorStatus)}.`,
+    );
+  }
   const exposeKeys = o.exposeKeys ?? false;
   assertBoolean(exposeKeys, 'exposeKeys');
   const syncReplicas = o.syncReplicas ?? 0;
@@ -163,6 +173,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     syncTimeout,
     checkOnStartup,
     busyStatus,
+    redisErrorStatus,
     exposeKeys,
     redis: o.redis,
     cluster: o.cluster,
