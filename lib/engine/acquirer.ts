@@ -1,4 +1,4 @@
-import { LockError, LockUpgradeError } from '../lock.errors';
+import { LockError, LockUpgradeError, type LockRedisError } from '../lock.errors';
 import { unsynced, type Busy } from './busy';
 import { now } from './clock';
 import type { HoldCalls } from './hold-calls';
@@ -98,11 +98,9 @@ export class Acquirer {
     // never waits for others) skips the queue. While the store is unreachable, a caller that may
     // wait does so in the queue, whose attempts are retried until the store is back (see
     // KeyQueue); a no-wait try fails at once.
-    if (
-      owner !== undefined ||
-      opts.waitTime <= 0 ||
-      (!waiters.has(target) && store.unreachable?.() === undefined)
-    ) {
+    const down = opts.waitTime > 0 && owner === undefined ? store.unreachable?.() : undefined;
+    if (down) busy.failure = new StoreUnreachableError(target.key, 'acquire', down);
+    if (owner !== undefined || opts.waitTime <= 0 || (!waiters.has(target) && !down)) {
       let read = false; // the attempt was answered: what fails after is not the attempt's
       const answered = (result: LockHold | number): R | Promise<R> => {
         read = true;
@@ -129,6 +127,7 @@ export class Acquirer {
       // whose attempts are retried until the connection is back, within the wait.
       return attempted.catch((error: unknown) => {
         if (read || !isConnectionError(error)) throw error;
+        busy.failure = error as LockRedisError;
         return this.queue(target, opts, started, busy).then(then);
       });
     }
@@ -149,10 +148,16 @@ export class Acquirer {
     const attempt = () =>
       this.driver.calls.attempt(target, opts).then(
         (result) => {
-          if (typeof result === 'number') busy.leaseEnds = now() + result;
+          if (typeof result === 'number') {
+            busy.leaseEnds = now() + result;
+            busy.failure = undefined; // the store answered: busy
+          }
           return result;
         },
-        (error: unknown) => unsynced(error, busy),
+        (error: unknown) => {
+          if (isConnectionError(error)) busy.failure = error as LockRedisError;
+          return unsynced(error, busy);
+        },
       );
     return this.driver.waiters.wait(target, attempt, remaining, opts.signal);
   }
@@ -191,9 +196,11 @@ export class Acquirer {
     if (hold) return new LockEntry(hold, context.innermost(), undefined, this.driver.releaseHold);
     // Grants were undone for want of replica acknowledgements: say so, not "busy".
     if (busy.unsynced) throw busy.unsynced;
-    // The wait ended while the store could not be reached: that, not "busy", is why.
+    // The wait ended while the store could not be reached, or its last try got no answer:
+    // that, not "busy", is why.
     const down = this.driver.store.unreachable?.();
     if (down) throw new StoreUnreachableError(target.key, 'acquire', down);
+    if (busy.failure) throw busy.failure;
     return busy;
   }
 }

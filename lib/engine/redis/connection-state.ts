@@ -29,16 +29,17 @@ export function isRefusal(error: Error): boolean {
 /**
  * Whether the command connection can take a request now, and why not. A request made while it
  * is down fails at once instead of waiting in ioredis' offline queue to be sent after the
- * reconnect (a grant nobody waits for any more). Requests written before it closed are failed
- * when it closes, but for releases (see send): ioredis resends them after the reconnect, and a
- * grant that brings is freed by the attempt's cleanup (see HoldCalls). The first connect is not
- * "down" until it fails: requests made meanwhile wait for it, as they always did.
+ * reconnect (a grant nobody waits for any more). Requests written before it closed fail when it
+ * closes (a release after a grace: its resent answer says whether the lock was still held);
+ * ioredis resends them after the reconnect, and a grant that brings is freed by the attempt's
+ * cleanup (see HoldCalls). The first connect is not "down" until it fails: requests made
+ * meanwhile wait for it, as they always did.
  */
 export class ConnectionState {
   private lastError: Error | undefined;
   private wasReady = false;
-  /** Requests written and not yet answered, each with its failure callback. */
-  private readonly inFlight = new Set<(error: Error) => void>();
+  /** Requests written and not yet answered: each one's failure callback, and its grace (ms). */
+  private readonly inFlight = new Map<(error: Error) => void, number>();
 
   constructor(
     private readonly connection: ScriptClient,
@@ -67,50 +68,48 @@ export class ConnectionState {
   /**
    * A request of `operation` on `key` (`request` writes it): refused unsent with
    * StoreUnreachableError while the connection is down, else failed (LockRedisError) if the
-   * connection closes before its answer; with `resent`, it waits instead for ioredis to send it
-   * again after the reconnect (an idempotent request whose answer matters, bounded by its caller).
+   * connection closes before its answer, after `grace` ms (ioredis resends it once reconnected);
+   * an answer that comes after that goes to `late`.
    */
-  send<T>(key: string, operation: string, request: () => Promise<T>, resent = false): Promise<T> {
+  send<T>(
+    key: string,
+    operation: string,
+    request: () => Promise<T>,
+    grace = 0,
+    late?: (value: T) => void,
+  ): Promise<T> {
     const down = this.down();
     if (down) return Promise.reject(new StoreUnreachableError(key, operation, down));
-    const mapError = (error: unknown) => redisError(key, operation, error);
-    if (resent) {
-      return request().catch((error: unknown) => {
-        throw mapError(error);
-      });
-    }
-    return this.bound(request(), mapError);
+    return new Promise<T>((resolve, reject) => {
+      const mapError = (error: unknown) => reject(redisError(key, operation, error));
+      const [answered, failed] = this.track(resolve, mapError, grace);
+      request().then((value) => answered(value) || late?.(value), failed);
+    });
   }
 
   /**
    * `answered` and `failed` of one request written now, wrapped so that exactly one of them
-   * runs: the answer, or a failure if the connection closes first.
+   * runs: the answer, or a failure if the connection closes first (`grace` ms after the close,
+   * for a request whose resent answer is worth that wait). The answer's wrapper says whether it
+   * was delivered (false: it came after the failure).
    */
   track<T>(
     answered: (value: T) => void,
     failed: (error: unknown) => void,
-  ): [(value: T) => void, (error: unknown) => void] {
+    grace = 0,
+  ): [(value: T) => boolean, (error: unknown) => void] {
     const fail = (error: unknown) => {
       if (this.inFlight.delete(fail)) failed(error);
     };
-    this.inFlight.add(fail);
+    this.inFlight.set(fail, grace);
     return [
       (value) => {
-        if (this.inFlight.delete(fail)) answered(value);
+        if (!this.inFlight.delete(fail)) return false;
+        answered(value);
+        return true;
       },
       fail,
     ];
-  }
-
-  /**
-   * `promise` of a request written now, rejected if the connection closes before it settles;
-   * its failures mapped by `mapError`.
-   */
-  bound<T>(promise: Promise<T>, mapError: (error: unknown) => unknown): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const [answered, failed] = this.track(resolve, (error) => reject(mapError(error)));
-      promise.then(answered, failed);
-    });
   }
 
   private closed(): void {
@@ -119,6 +118,9 @@ export class ConnectionState {
       `the connection to ${this.address} closed before Redis answered${this.lastError ? ` (${this.lastError.message})` : ''}`,
       { cause: this.lastError },
     );
-    for (const fail of [...this.inFlight]) fail(error);
+    for (const [fail, grace] of [...this.inFlight]) {
+      if (grace > 0) setTimeout(fail, grace, error).unref();
+      else fail(error);
+    }
   }
 }

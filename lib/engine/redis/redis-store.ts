@@ -11,11 +11,11 @@ import {
   type StoredHold,
 } from '../store/lock-store';
 import { fairKind, fairLeave } from './kinds/fair-kind';
+import { forceUnlockCall } from './kinds/force-unlock';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';
 import { acquirePlain, plainKind, releasePlain } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
-import { channelSlots, type RedisKind, type ScriptCall } from './kinds/redis-kind';
-import { LockScripts } from './lock-scripts';
+import type { RedisKind, ScriptCall } from './kinds/redis-kind';
 import type { ScriptClient } from './lua-script';
 import { MultiLock } from './multi-lock';
 import { acquireReply, failure, redisError, releaseReply } from './replies';
@@ -24,15 +24,7 @@ import type { ConnectionState } from './connection-state';
 import type { RedisConnections } from './redis-connections';
 import { RedisNotices } from './notices';
 import { renewHolds } from './renewal';
-import {
-  channelName,
-  fairQueueName,
-  fairTimeoutName,
-  readLeasePrefix,
-  releaseRequestId,
-  rwChannelName,
-  unlockLatchKey,
-} from './redis-names';
+import { releaseRequestId, unlockLatchKey } from './redis-names';
 
 /** The store side of each kind but `multi` (see MultiLock). */
 const KINDS: Record<Exclude<HoldKind, 'multi'>, RedisKind> = {
@@ -42,6 +34,8 @@ const KINDS: Record<Exclude<HoldKind, 'multi'>, RedisKind> = {
   write: writeKind,
   permit: permitKind,
 };
+/** How long a release sent before its connection broke waits for its resent answer, ms. */
+const RELEASE_RESEND_GRACE = 500;
 /**
  * The lock store on one Redis server, a Sentinel-managed primary or a Redis Cluster: Redisson's
  * layout for each kind of hold (kinds/), one Lua script per state change (all keys of a script
@@ -77,11 +71,17 @@ export class RedisStore implements LockStore {
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const { key } = request;
     const replicas = request.syncReplicas ?? 0;
-    return this.commands.send(key, 'acquire', () => {
+    const acquire = () => {
       if (request.kind === 'multi') return this.multi.acquire(request);
       if (request.kind !== 'lock' || replicas > 0) return this.acquireBy(request, replicas);
       return acquirePlain(this.client, request, acquireReply, failure(key, 'acquire'));
-    });
+    };
+    return this.commands.send(key, 'acquire', acquire, 0, (reply) => this.late(request, reply));
+  }
+
+  /** Frees a grant answered after its caller was told the request failed (connection closed). */
+  private late(request: AcquireRequest, reply: AcquireReply): void {
+    if (reply.granted) void this.release({ ...request, syncReplicas: 0 }).catch(() => undefined);
   }
 
   acquireInto(
@@ -93,11 +93,14 @@ export class RedisStore implements LockStore {
       this.acquire(request).then(answered, failed);
       return;
     }
-    const [ok, fail] = this.commands.track(
-      (reply: unknown) => answered(acquireReply(reply)),
-      (error) => failed(redisError(request.key, 'acquire', error)),
+    const [ok, fail] = this.commands.track(answered, (error) =>
+      failed(redisError(request.key, 'acquire', error)),
     );
-    void acquirePlain(this.client, request, ok, fail);
+    const read = (reply: unknown) => {
+      const result = acquireReply(reply);
+      if (!ok(result)) this.late(request, result);
+    };
+    void acquirePlain(this.client, request, read, fail);
   }
 
   /** An acquire of any kind, followed by WAIT when replicas must acknowledge it. */
@@ -117,28 +120,23 @@ export class RedisStore implements LockStore {
     return result;
   }
 
-  /** Unsent while the connection is down; once sent, resent after a reconnect (idempotent). */
+  /** Unsent while down; resent after a reconnect (the unlock latch answers it again). */
   release(hold: StoredHold): Promise<number | null> {
-    return this.commands.send(
-      hold.key,
-      'release',
-      () => {
-        if (this.plainRelease(hold)) {
-          const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, 'lock');
-          return releasePlain(
-            this.client,
-            hold,
-            requestId,
-            releaseReply,
-            failure(hold.key, 'release'),
-          );
-        }
-        const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, hold.kind);
-        if (hold.kind === 'multi') return this.multi.release(hold, requestId);
-        return this.releaseBy(hold, requestId, hold.syncReplicas ?? 0);
-      },
-      true,
-    );
+    const release = () => {
+      const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, hold.kind);
+      if (this.plainRelease(hold)) {
+        return releasePlain(
+          this.client,
+          hold,
+          requestId,
+          releaseReply,
+          failure(hold.key, 'release'),
+        );
+      }
+      if (hold.kind === 'multi') return this.multi.release(hold, requestId);
+      return this.releaseBy(hold, requestId, hold.syncReplicas ?? 0);
+    };
+    return this.commands.send(hold.key, 'release', release, RELEASE_RESEND_GRACE);
   }
 
   releaseInto(
@@ -150,13 +148,13 @@ export class RedisStore implements LockStore {
       this.release(hold).then(answered, failed);
       return;
     }
-    void releasePlain(
-      this.client,
-      hold,
-      releaseRequestId(this.requestIdPrefix, hold.owner, 'lock'),
-      (reply) => answered(releaseReply(reply)),
+    const [ok, fail] = this.commands.track(
+      (reply: unknown) => answered(releaseReply(reply)),
       (error) => failed(redisError(hold.key, 'release', error)),
+      RELEASE_RESEND_GRACE,
     );
+    const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, 'lock');
+    void releasePlain<unknown>(this.client, hold, requestId, ok, fail);
   }
 
   /** Whether `hold` is released by release.lua alone: a plain lock, no WAIT, classic pub/sub. */
@@ -201,22 +199,12 @@ export class RedisStore implements LockStore {
 
   forceUnlock(target: LockTarget): Promise<boolean> {
     return this.commands.send(target.key, 'force-unlock', async () => {
-      const { name } = target;
       const publish = await this.notices.publishCommand();
       if (target.kind === 'permit') {
         const [revoked] = await this.runCall(permitsForceUnlock(target, publish), 0);
         return Number(revoked) > 0;
       }
-      const plain = channelSlots(channelName(name), publish);
-      const rw = channelSlots(rwChannelName(name), publish);
-      const keys = [name, fairQueueName(name), fairTimeoutName(name), ...plain.keys, ...rw.keys];
-      const args = [publish, plain.arg, rw.arg, readLeasePrefix(name), channelName(name)];
-      const call = {
-        script: LockScripts.forceUnlock,
-        numKeys: keys.length,
-        keysAndArgs: [...keys, ...args],
-      };
-      const [reply] = await this.runCall(call, 0);
+      const [reply] = await this.runCall(forceUnlockCall(target, publish), 0);
       return Number(reply) === 1;
     });
   }
