@@ -79,9 +79,13 @@ export class RedisStore implements LockStore {
     return this.commands.send(key, 'acquire', acquire, 0, (reply) => this.late(request, reply));
   }
 
-  /** Frees a grant answered after its caller was told the request failed (connection closed). */
+  /**
+   * Frees a grant answered after its caller was told the request failed (connection closed),
+   * unless the owner id may be in use again (a fair waiter's, a downgrade's): HoldCalls knows.
+   */
   private late(request: AcquireRequest, reply: AcquireReply): void {
-    if (reply.granted) void this.release({ ...request, syncReplicas: 0 }).catch(() => undefined);
+    if (!reply.granted || request.kind === 'fair' || request.kind === 'read') return;
+    void this.release({ ...request, syncReplicas: 0 }).catch(() => undefined);
   }
 
   acquireInto(
