@@ -19,6 +19,7 @@ export {
   LockUpgradeError,
 } from './lock.errors';
 export type { BusyStatus } from './lock-error-answer';
+export type { RedisErrorStatus } from './redis-error-answer';
 export { LockExceptionFilter } from './lock-exception.filter';
 export type { LockEvent } from './lock-events';
 export { METER_NAME } from './lock-metrics';

@@ -9,35 +9,48 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { throwError, type Observable } from 'rxjs';
 import { lockErrorAnswer, type BusyStatus, type LockErrorAnswer } from './lock-error-answer';
-import { LockAcquireTimeoutError, LockKeyError } from './lock.errors';
+import { LockAcquireTimeoutError, LockKeyError, LockRedisError } from './lock.errors';
+import { redisErrorAnswer, type RedisErrorStatus } from './redis-error-answer';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 import { resolveModuleOptions } from './redis-lock-options.validation';
 
 /**
- * Answers a busy lock (LockAcquireTimeoutError) with `busyStatus` (409 by default) and a bad key
- * argument (LockKeyError) with 400, on HTTP (Express or Fastify, with `Retry-After`), RPC (an
+ * Answers a busy lock (LockAcquireTimeoutError) with `busyStatus` (409 by default), a bad key
+ * argument (LockKeyError) with 400 and a Redis failure (LockRedisError) with `redisErrorStatus`
+ * (503 by default, `Retry-After: 1`), on HTTP (Express or Fastify, with `Retry-After`), RPC (an
  * RpcException-shaped error) and GraphQL (`extensions.code`, no stack). Every other exception
  * is left to Nest's default handling. Registered globally by RedisLockModule unless
  * `mapErrors: false`; usable with `@UseFilters(LockExceptionFilter)` then.
  */
-@Catch(LockAcquireTimeoutError, LockKeyError)
+@Catch(LockAcquireTimeoutError, LockKeyError, LockRedisError)
 export class LockExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(LOGGER_CONTEXT);
   private readonly busyStatus: BusyStatus;
+  private readonly redisErrorStatus: RedisErrorStatus;
   private readonly exposeKeys: boolean;
 
   constructor(
     @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {
-    ({ busyStatus: this.busyStatus, exposeKeys: this.exposeKeys } = resolveModuleOptions(options));
+    ({
+      busyStatus: this.busyStatus,
+      redisErrorStatus: this.redisErrorStatus,
+      exposeKeys: this.exposeKeys,
+    } = resolveModuleOptions(options));
   }
 
   /** Answers in the transport of `host`; returns what RPC and GraphQL expect back. */
-  catch(exception: LockAcquireTimeoutError | LockKeyError, host: ArgumentsHost): unknown {
-    const answer = lockErrorAnswer(exception, this.busyStatus, this.exposeKeys);
+  catch(
+    exception: LockAcquireTimeoutError | LockKeyError | LockRedisError,
+    host: ArgumentsHost,
+  ): unknown {
+    const answer =
+      exception instanceof LockRedisError
+        ? redisErrorAnswer(exception, this.redisErrorStatus, this.exposeKeys)
+        : lockErrorAnswer(exception, this.busyStatus, this.exposeKeys);
     this.logger.debug(`Answered ${answer.statusCode}: ${exception.message}`);
     const type = host.getType<string>();
     if (type === 'http') return this.replyHttp(answer, host);

@@ -80,23 +80,25 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * Connects to Redis as `checkOnStartup` says: fail the bootstrap, warn, or not wait (the
+   * Connects to Redis as `checkOnStartup` says: fail the bootstrap (at once when the address
+   * refuses, else after STARTUP_CHECK_TIMEOUT), warn without delaying it, or not check (the
    * memory store has nothing to connect to).
    */
   async onModuleInit(): Promise<void> {
     const connecting = this.store.connect(STARTUP_CHECK_TIMEOUT);
-    if (this.checkOnStartup === 'off') {
-      connecting.catch(() => undefined);
+    if (this.checkOnStartup !== 'fail') {
+      connecting.catch((error: unknown) => {
+        if (this.checkOnStartup === 'warn') {
+          this.logger.warn(`${(error as Error).message} Lock calls fail until it is reachable.`);
+        }
+      });
       return;
     }
     try {
       await connecting;
     } catch (error) {
-      if (this.checkOnStartup === 'fail') {
-        await this.store.close(); // a failed bootstrap leaves no socket behind
-        throw error;
-      }
-      this.logger.warn(`${(error as Error).message} Lock calls fail until it is reachable.`);
+      await this.store.close(); // a failed bootstrap leaves no socket behind
+      throw error;
     }
   }
 

@@ -3,6 +3,7 @@ import type { MemoryLockStore } from './engine/memory/memory-store';
 import type { ClusterConfig } from './engine/redis/redis-connections';
 import type { LockLostPolicy } from './engine/options/lock-options';
 import type { BusyStatus } from './lock-error-answer';
+import type { RedisErrorStatus } from './redis-error-answer';
 
 /** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
 export interface RedisLockModuleOptions {
@@ -48,8 +49,10 @@ export interface RedisLockModuleOptions {
   /** How long `app.close()` lets locked calls finish before releasing their locks, ms. Default 5 000. */
   shutdownTimeout?: number;
   /**
-   * When the application starts, connect to Redis: `'fail'` (default) fails the bootstrap within
-   * 5 s naming the address and the cause, `'warn'` logs it and goes on, `'off'` does not wait.
+   * When the application starts, connect to Redis: `'fail'` (default) fails the bootstrap naming
+   * the address and the cause, at once when the connection is refused or reset or the password
+   * refused, within 5 s when the address does not answer; `'warn'` logs that without delaying
+   * the bootstrap; `'off'` connects in the background.
    */
   checkOnStartup?: 'fail' | 'warn' | 'off';
   /**
@@ -57,6 +60,12 @@ export interface RedisLockModuleOptions {
    * Locked or 503 Service Unavailable (see `mapErrors`).
    */
   busyStatus?: BusyStatus;
+  /**
+   * HTTP status of a call that failed on Redis (LockRedisError: Redis down, not answering or
+   * refusing): 503 Service Unavailable with `Retry-After: 1` (default), 500, 502 or 504 (see
+   * `mapErrors`).
+   */
+  redisErrorStatus?: RedisErrorStatus;
   /**
    * Name lock keys in what callers receive (error bodies) and in metric attributes. Keys can
    * hold ids, so the default is false.

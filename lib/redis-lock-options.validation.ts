@@ -20,6 +20,7 @@ import {
 } from './engine/options/validate';
 import type { BusyStatus } from './lock-error-answer';
 import { noReplicasError } from './engine/store/store-refusals';
+import { REDIS_ERROR_STATUSES, type RedisErrorStatus } from './redis-error-answer';
 import { LockOptionsError } from './lock.errors';
 import {
   DEFAULT_LEASE_TIME,
@@ -42,6 +43,7 @@ export interface ResolvedModuleOptions {
   shutdownTimeout: number;
   checkOnStartup: StartupCheck;
   busyStatus: BusyStatus;
+  redisErrorStatus: RedisErrorStatus;
   exposeKeys: boolean;
   syncReplicas: number;
   syncTimeout: number;
@@ -73,6 +75,7 @@ const KNOWN_OPTIONS = [
   'shutdownTimeout',
   'checkOnStartup',
   'busyStatus',
+  'redisErrorStatus',
   'exposeKeys',
   'syncReplicas',
   'syncTimeout',
@@ -146,6 +149,13 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
       `expected 409, 423 or 503, got ${describe(busyStatus)}.`,
     );
   }
+  const redisErrorStatus = o.redisErrorStatus ?? 503;
+  if (!REDIS_ERROR_STATUSES.includes(redisErrorStatus)) {
+    throw new LockOptionsError(
+      'redisErrorStatus',
+      `expected 500, 502, 503 or 504, got ${describe(redisErrorStatus)}.`,
+    );
+  }
   const exposeKeys = o.exposeKeys ?? false;
   assertBoolean(exposeKeys, 'exposeKeys');
   const syncReplicas = o.syncReplicas ?? 0;
@@ -171,6 +181,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
     syncTimeout,
     checkOnStartup,
     busyStatus,
+    redisErrorStatus,
     exposeKeys,
     redis: o.redis,
     cluster: o.cluster,

@@ -1,4 +1,4 @@
-import { LockError, LockUpgradeError } from '../lock.errors';
+import { LockError, LockUpgradeError, type LockRedisError } from '../lock.errors';
 import { unsynced, type Busy } from './busy';
 import { now } from './clock';
 import type { HoldCalls } from './hold-calls';
@@ -7,7 +7,12 @@ import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
-import type { LockStore, LockTarget } from './store/lock-store';
+import {
+  isConnectionError,
+  StoreUnreachableError,
+  type LockStore,
+  type LockTarget,
+} from './store/lock-store';
 import { holdFamily } from './targets';
 import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';
@@ -88,11 +93,17 @@ export class Acquirer {
     owner: string | undefined,
     then: (hold: LockHold | null) => R | Promise<R>,
   ): Promise<R> {
-    const { calls, waiters } = this.driver;
+    const { calls, waiters, store } = this.driver;
     // Callers queued locally for this lock go first; only a no-wait try (or a downgrade, which
-    // never waits for others) skips the queue.
-    if (owner !== undefined || opts.waitTime <= 0 || !waiters.has(target)) {
+    // never waits for others) skips the queue. While the store is unreachable, a caller that may
+    // wait does so in the queue, whose attempts are retried until the store is back (see
+    // KeyQueue); a no-wait try fails at once.
+    const down = opts.waitTime > 0 && owner === undefined ? store.unreachable?.() : undefined;
+    if (down) busy.failure = new StoreUnreachableError(target.key, 'acquire', down);
+    if (owner !== undefined || opts.waitTime <= 0 || (!waiters.has(target) && !down)) {
+      let read = false; // the attempt was answered: what fails after is not the attempt's
       const answered = (result: LockHold | number): R | Promise<R> => {
+        read = true;
         if (typeof result !== 'number') {
           const hold = this.granted(result, opts);
           return hold instanceof Promise ? hold.then(then) : then(hold);
@@ -104,11 +115,21 @@ export class Acquirer {
       const extra = owner === undefined ? undefined : { owner };
       // Mapped in the step that reads the answer (see HoldCalls.attempt), but for a synced
       // attempt, whose failure to sync is read first.
-      if (opts.syncReplicas <= 0) return calls.attempt(target, opts, extra, answered);
-      return calls
-        .attempt(target, opts, extra)
-        .catch((error: unknown) => unsynced(error, busy))
-        .then(answered);
+      const attempted =
+        opts.syncReplicas <= 0
+          ? calls.attempt(target, opts, extra, answered)
+          : calls
+              .attempt(target, opts, extra)
+              .catch((error: unknown) => unsynced(error, busy))
+              .then(answered);
+      if (opts.waitTime <= 0 || owner !== undefined) return attempted;
+      // An attempt that got no answer (its connection broke): the caller waits in the queue,
+      // whose attempts are retried until the connection is back, within the wait.
+      return attempted.catch((error: unknown) => {
+        if (read || !isConnectionError(error)) throw error;
+        busy.failure = error as LockRedisError;
+        return this.queue(target, opts, started, busy).then(then);
+      });
     }
     return this.queue(target, opts, started, busy).then(then);
   }
@@ -127,10 +148,16 @@ export class Acquirer {
     const attempt = () =>
       this.driver.calls.attempt(target, opts).then(
         (result) => {
-          if (typeof result === 'number') busy.leaseEnds = now() + result;
+          if (typeof result === 'number') {
+            busy.leaseEnds = now() + result;
+            busy.failure = undefined; // the store answered: busy
+          }
           return result;
         },
-        (error: unknown) => unsynced(error, busy),
+        (error: unknown) => {
+          if (isConnectionError(error)) busy.failure = error as LockRedisError;
+          return unsynced(error, busy);
+        },
       );
     return this.driver.waiters.wait(target, attempt, remaining, opts.signal);
   }
@@ -169,6 +196,11 @@ export class Acquirer {
     if (hold) return new LockEntry(hold, context.innermost(), undefined, this.driver.releaseHold);
     // Grants were undone for want of replica acknowledgements: say so, not "busy".
     if (busy.unsynced) throw busy.unsynced;
+    // The wait ended while the store could not be reached, or its last try got no answer:
+    // that, not "busy", is why.
+    const down = this.driver.store.unreachable?.();
+    if (down) throw new StoreUnreachableError(target.key, 'acquire', down);
+    if (busy.failure) throw busy.failure;
     return busy;
   }
 }

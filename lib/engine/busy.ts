@@ -1,4 +1,4 @@
-import { LockAcquireTimeoutError } from '../lock.errors';
+import { LockAcquireTimeoutError, type LockRedisError } from '../lock.errors';
 import { now } from './clock';
 import { ReplicaSyncError } from './store/lock-store';
 
@@ -10,6 +10,8 @@ export interface Busy {
   leaseEnds: number | undefined;
   /** The last grant undone for want of replica acknowledgements (syncReplicas). */
   unsynced?: ReplicaSyncError;
+  /** Why the last try got no answer (the store unreachable), unless an answer came after it. */
+  failure?: LockRedisError;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import {
   isConnectionError,
+  StoreUnreachableError,
   type AcquireReply,
   type AcquireRequest,
   type LockStore,
@@ -161,7 +162,7 @@ export class HoldCalls {
         this.settled(timer, given ? owner : undefined);
         if (timedOut) return;
         // A script that failed midway may have written the lock (Redis keeps a script's writes).
-        if (error instanceof LockRedisError)
+        if (error instanceof LockRedisError && !(error instanceof StoreUnreachableError))
           void this.cleanup(target, owner, sentAt + leaseTime, superseded);
         reject(error);
       };
@@ -237,9 +238,11 @@ export class HoldCalls {
       const failed = (error: unknown) => {
         clearTimeout(timer);
         if (timedOut) return;
-        // The lock stays until its lease ends (the watchdog no longer renews it).
+        // The lock stays until its lease ends (unrenewed) or a release retried here gets through.
+        const retried = isConnectionError(error);
+        if (retried) void this.cleanup(hold, hold.owner, now() + hold.leaseTime, () => false);
         this.driver.logger.warn(
-          `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms.`,
+          `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms${retried ? ' unless a release gets through before' : ''}.`,
         );
         if (lost) reject(lost);
         else resolve();

@@ -6,6 +6,7 @@ import type {
   NoticeListener,
   StoredHold,
 } from '../../lib/engine/store/lock-store';
+import { StoreUnreachableError } from '../../lib/engine/store/lock-store';
 import { LockRedisError } from '../../lib/lock.errors';
 
 /** A lock in the fake store. */
@@ -39,6 +40,12 @@ export class FakeStore implements LockStore {
   private readonly subscribed = new Set<string>();
   private readonly faults: { method: string; fault: Fault; held?: (call: HeldCall) => void }[] = [];
   private listener: NoticeListener | undefined;
+  /** While set, the store is unreachable: every call fails at once, unsent, with this cause. */
+  down: Error | undefined;
+
+  unreachable(): Error | undefined {
+    return this.down;
+  }
 
   /** The next call of `method` fails, loses its answer (done, then rejected) or hangs. */
   fault(method: keyof LockStore, fault: Fault): void {
@@ -175,6 +182,7 @@ export class FakeStore implements LockStore {
 
   /** Runs one atomic step as a store call, applying the next scripted fault of `method`. */
   private run<T>(method: string, key: string, step: () => T): Promise<T> {
+    if (this.down) return Promise.reject(new StoreUnreachableError(key, method, this.down));
     const index = this.faults.findIndex((f) => f.method === method);
     if (index < 0) return Promise.resolve().then(step);
     const [{ fault, held }] = this.faults.splice(index, 1);

@@ -25,6 +25,7 @@ export const MINIMAL_COMMANDS = [
   'evalsha',
   'script|load',
   'pttl',
+  'hlen',
   'subscribe',
   'unsubscribe',
   'hset',

@@ -48,7 +48,7 @@ export const fastRedis = (port: number, extra: RedisOptions = {}): RedisOptions 
 export const logged: { level: string; message: string }[] = [];
 
 /** Nest logger that records instead of printing; shared by every app of a test file. */
-const captureLogger: LoggerService = {
+export const captureLogger: LoggerService = {
   log: () => undefined,
   debug: () => undefined,
   verbose: () => undefined,

@@ -2,7 +2,7 @@ import { ApolloServer, type ApolloServerOptions, type BaseContext } from '@apoll
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import type { INestApplication } from '@nestjs/common';
 import { Args, GraphQLModule, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { LockService, Locked } from '../../lib';
+import { LockRedisError, LockService, Locked } from '../../lib';
 import { suiteRedis } from '../support/suite-redis';
 import { httpApp, type CapturingLogger, type ModuleOptions } from './nest-kit';
 
@@ -23,6 +23,12 @@ class OrdersResolver {
   @Locked({ key: (note: string) => (note === 'bad' ? '' : `note:${note}`), waitTime: 50 })
   async note(@Args('note') note: string) {
     return Promise.resolve(note);
+  }
+
+  @Mutation(() => String)
+  async redisDown(): Promise<string> {
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:6379');
+    return Promise.reject(new LockRedisError('order:3', 'acquire', refused));
   }
 
   @Mutation(() => String)
@@ -108,6 +114,19 @@ describe('error mapping on GraphQL (Apollo, code first)', () => {
     const bad = await post('mutation { note(note: "bad") }');
     expect(bad.errors?.[0].extensions.code).toBe('BAD_USER_INPUT');
     expect(bad.errors?.[0].message).toBe('Invalid lock key argument.');
+    expect(logger.at('error')).toEqual([]);
+  });
+
+  it('answers a Redis failure with SERVICE_UNAVAILABLE and retryAfter 1, no stack frames', async () => {
+    await start();
+    const { errors } = await post('mutation { redisDown }');
+    expect(errors).toHaveLength(1);
+    const [error] = errors!;
+    expect(error.message).toBe('The lock service is unavailable.');
+    expect(error.extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect(error.extensions.retryAfter).toBe(1);
+    expect(error.extensions.stacktrace).toEqual([`Error: ${error.message}`]);
+    expect(JSON.stringify(error)).not.toMatch(/order:3|ECONNREFUSED/);
     expect(logger.at('error')).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Post, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { LockError, LockService, Locked } from '../../lib';
+import { LockError, LockRedisError, LockService, Locked } from '../../lib';
 import { suiteRedis } from '../support/suite-redis';
 import { httpApp, PLATFORMS, type ModuleOptions } from './nest-kit';
 
@@ -21,6 +21,12 @@ class OrdersController {
   @Get('broken')
   async broken(): Promise<never> {
     return Promise.reject(new LockError('a lock error that is not a busy lock'));
+  }
+
+  @Get('redis-down')
+  async redisDown(): Promise<never> {
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:6379');
+    return Promise.reject(new LockRedisError('order:11', 'acquire', refused));
   }
 
   @Get('plain')
@@ -95,6 +101,31 @@ describe.each(PLATFORMS)('error mapping on HTTP (%s)', (platform) => {
       error: 'Bad Request',
     });
     expect(logger.at('error')).toEqual([]);
+  });
+
+  it('answers a Redis failure (LockRedisError) with 503 and Retry-After: 1, naming neither the key nor the Redis error', async () => {
+    const { app, logger } = await start();
+    const response = await request(app.getHttpServer()).get('/orders/redis-down').expect(503);
+    expect(response.body).toEqual({
+      statusCode: 503,
+      message: 'The lock service is unavailable.',
+      error: 'Service Unavailable',
+    });
+    expect(response.headers['retry-after']).toBe('1');
+    expect(JSON.stringify(response.body)).not.toMatch(/order:11|ECONNREFUSED/);
+    expect(logger.at('error')).toEqual([]);
+    expect(logger.at('debug').filter((line) => line.startsWith('Answered 503'))).toHaveLength(1);
+  });
+
+  it('uses redisErrorStatus for a Redis failure (Retry-After only with 503) and names the key with exposeKeys', async () => {
+    const { app } = await start({ redisErrorStatus: 500, exposeKeys: true });
+    const response = await request(app.getHttpServer()).get('/orders/redis-down').expect(500);
+    expect(response.body).toEqual({
+      statusCode: 500,
+      message: 'Lock "order:11" could not be taken: its store is unavailable.',
+      error: 'Internal Server Error',
+    });
+    expect(response.headers['retry-after']).toBeUndefined();
   });
 
   it('leaves every other error to Nest: 500, logged', async () => {

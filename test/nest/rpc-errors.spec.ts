@@ -9,7 +9,7 @@ import {
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import { LockService, Locked, RedisLockModule } from '../../lib';
+import { LockRedisError, LockService, Locked, RedisLockModule } from '../../lib';
 import { freePort } from '../support/redis-server';
 import { suiteRedis } from '../support/suite-redis';
 import { CapturingLogger } from './nest-kit';
@@ -20,6 +20,12 @@ class OrdersHandler {
   @Locked('order:<0.id>', { waitTime: 50 })
   async pay(@Payload() order: { id?: number }) {
     return Promise.resolve(order.id);
+  }
+
+  @MessagePattern('redis-down')
+  async redisDown(): Promise<never> {
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:6379');
+    return Promise.reject(new LockRedisError('order:3', 'acquire', refused));
   }
 }
 
@@ -81,6 +87,20 @@ describe('error mapping on a TCP microservice', () => {
       error: 'Bad Request',
     });
     await expect(firstValueFrom(client.send('pay', { id: 2 }))).resolves.toBe(2);
+    expect(logger.at('error')).toEqual([]);
+  });
+
+  it('answers a Redis failure with statusCode 503 and retryAfter 1', async () => {
+    const down = await firstValueFrom(client.send('redis-down', {})).catch(
+      (error: unknown) => error,
+    );
+    expect(down).toEqual({
+      status: 'error',
+      statusCode: 503,
+      message: 'The lock service is unavailable.',
+      error: 'Service Unavailable',
+      retryAfter: 1,
+    });
     expect(logger.at('error')).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { resolvesWithin } from '../time-limit';
+import { ConnectionState, isRefusal, rootCause } from './connection-state';
 import type { ScriptClient } from './lua-script';
 
 /** How long a closing connection waits for Redis to answer QUIT before it is dropped, ms. */
@@ -27,6 +28,8 @@ export interface RedisConnections {
   readonly client: ScriptClient;
   /** Pub/sub only; always resubscribes after a reconnect, whatever the user's options say. */
   readonly subscriber: ScriptClient;
+  /** Whether `client` can take a request now, and its requests in flight. */
+  readonly commands: ConnectionState;
   /** Where the connections go, for messages: `host:port`, the Sentinel group or the Cluster. */
   readonly address: string;
   /**
@@ -36,7 +39,8 @@ export interface RedisConnections {
   readonly canShard: boolean;
   /**
    * Connects (the connections are created lazily, so a failed bootstrap leaves no socket) and
-   * answers once both are ready; rejects with the cause after `timeout` ms.
+   * answers once both are ready; rejects with the cause at once when the address refuses (see
+   * isRefusal), else after `timeout` ms.
    */
   connect(timeout: number): Promise<void>;
   /**
@@ -44,6 +48,16 @@ export interface RedisConnections {
    * within QUIT_TIMEOUT ms); a client passed in by the user stays open.
    */
   close(): Promise<void>;
+}
+
+/**
+ * How long the connections the module opens wait before their `times`-th reconnect, ms, unless
+ * the user's options give a `retryStrategy`: ioredis' backoff, capped at 200 ms instead of 2 s,
+ * so that lock calls work again within a fraction of a second of Redis being back (a refused
+ * reconnect costs next to nothing).
+ */
+export function reconnectDelay(times: number): number {
+  return Math.min(times * 50, 200);
 }
 
 /** The major version of the ioredis the library runs with. */
@@ -79,8 +93,8 @@ export function openConnections(
   } else {
     client =
       typeof source.redis === 'string'
-        ? new Redis(source.redis, { lazyConnect: true })
-        : new Redis({ ...source.redis, lazyConnect: true });
+        ? new Redis(source.redis, { retryStrategy: reconnectDelay, lazyConnect: true })
+        : new Redis({ retryStrategy: reconnectDelay, ...source.redis, lazyConnect: true });
     owned.push(client);
   }
   const cluster = client.isCluster;
@@ -93,11 +107,15 @@ export function openConnections(
       })
     : (client as Redis).duplicate({ lazyConnect: true, autoResubscribe: true });
   owned.push(subscriber);
+  const address = cluster
+    ? clusterAddress(client as Cluster)
+    : addressOf((client as Redis).options);
   return {
     client,
     subscriber,
+    commands: new ConnectionState(client, address),
     canShard,
-    address: cluster ? clusterAddress(client as Cluster) : addressOf((client as Redis).options),
+    address,
     async connect(timeout) {
       await Promise.all([client, subscriber].map((connection) => ready(connection, timeout)));
     },
@@ -107,12 +125,18 @@ export function openConnections(
   };
 }
 
-/** Resolves once `connection` is ready (connecting it if it waits for a first command). */
+/**
+ * Resolves once `connection` is ready (connecting it if it waits for a first command); rejects
+ * with a refusal (see isRefusal) at once, with any other cause after `timeout` ms.
+ */
 export function ready(connection: ScriptClient, timeout: number): Promise<void> {
   if (connection.status === 'ready') return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     let lastError: Error | undefined;
-    const onError = (error: Error) => (lastError = error);
+    const onError = (error: Error) => {
+      lastError = rootCause(error);
+      if (isRefusal(error)) done(lastError);
+    };
     const done = (error?: Error) => {
       clearTimeout(timer);
       connection.off('ready', onReady);

@@ -11,26 +11,20 @@ import {
   type StoredHold,
 } from '../store/lock-store';
 import { DEFAULT_PLACE_TIMEOUT, fairKind, fairLeave, fairUndo } from './kinds/fair-kind';
+import { forceUnlockCall } from './kinds/force-unlock';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';
 import { acquirePlain, plainKind, releasePlain } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
-import { channelSlots, type RedisKind, type ScriptCall } from './kinds/redis-kind';
-import { LockScripts } from './lock-scripts';
+import type { RedisKind, ScriptCall } from './kinds/redis-kind';
 import type { ScriptClient } from './lua-script';
 import { MultiLock } from './multi-lock';
 import { acquireReply, failure, redisError, releaseReply } from './replies';
 import { runSynced } from './replica-sync';
+import type { ConnectionState } from './connection-state';
 import type { RedisConnections } from './redis-connections';
 import { RedisNotices } from './notices';
 import { renewHolds } from './renewal';
-import {
-  channelName,
-  fairQueueName,
-  fairTimeoutName,
-  readLeasePrefix,
-  rwChannelName,
-  unlockLatchKey,
-} from './redis-names';
+import { releaseRequestId, unlockLatchKey } from './redis-names';
 
 /** The store side of each kind but `multi` (see MultiLock). */
 const KINDS: Record<Exclude<HoldKind, 'multi'>, RedisKind> = {
@@ -40,15 +34,8 @@ const KINDS: Record<Exclude<HoldKind, 'multi'>, RedisKind> = {
   write: writeKind,
   permit: permitKind,
 };
-/** A digit per kind in release request ids: a downgraded owner's read and write releases differ. */
-const KIND_DIGIT: Record<HoldKind, string> = {
-  lock: '0',
-  fair: '1',
-  read: '2',
-  write: '3',
-  multi: '4',
-  permit: '5',
-};
+/** How long a release sent before its connection broke waits for its resent answer, ms. */
+const RELEASE_RESEND_GRACE = 500;
 /**
  * The lock store on one Redis server, a Sentinel-managed primary or a Redis Cluster: Redisson's
  * layout for each kind of hold (kinds/), one Lua script per state change (all keys of a script
@@ -60,6 +47,7 @@ export class RedisStore implements LockStore {
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
   private readonly client: ScriptClient;
+  private readonly commands: ConnectionState;
   private readonly multi: MultiLock;
   private readonly notices: RedisNotices;
   /** The place timeout of this store's fair waiters (their last request's), ms. */
@@ -71,24 +59,37 @@ export class RedisStore implements LockStore {
     private readonly syncTimeout = 1_000,
   ) {
     this.client = connections.client;
+    this.commands = connections.commands;
     this.notices = new RedisNotices(connections);
     this.multi = new MultiLock({
       run: (call, replicas) => this.runCall(call, replicas),
       sharded: this.client.isCluster,
       syncTimeout,
       publish: () => this.notices.publishCommand(),
-      requestId: (owner) => this.requestId(owner, 'multi'),
+      requestId: (owner) => releaseRequestId(this.requestIdPrefix, owner, 'multi'),
     });
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const { key } = request;
     const replicas = request.syncReplicas ?? 0;
-    if (request.kind === 'multi') return this.multi.acquire(request).catch(failure(key, 'acquire'));
-    if (request.kind === 'fair')
-      this.fairPlaceTimeout = request.placeTimeout ?? this.fairPlaceTimeout;
-    if (request.kind !== 'lock' || replicas > 0) return this.acquireBy(request, replicas);
-    return acquirePlain(this.client, request, acquireReply, failure(key, 'acquire'));
+    const acquire = () => {
+      if (request.kind === 'multi') return this.multi.acquire(request);
+      if (request.kind === 'fair')
+        this.fairPlaceTimeout = request.placeTimeout ?? this.fairPlaceTimeout;
+      if (request.kind !== 'lock' || replicas > 0) return this.acquireBy(request, replicas);
+      return acquirePlain(this.client, request, acquireReply, failure(key, 'acquire'));
+    };
+    return this.commands.send(key, 'acquire', acquire, 0, (reply) => this.late(request, reply));
+  }
+
+  /**
+   * Frees a grant answered after its caller was told the request failed (connection closed),
+   * unless the owner id may be in use again (a fair waiter's, a downgrade's): HoldCalls knows.
+   */
+  private late(request: AcquireRequest, reply: AcquireReply): void {
+    if (!reply.granted || request.kind === 'fair' || request.kind === 'read') return;
+    void this.release({ ...request, syncReplicas: 0 }).catch(() => undefined);
   }
 
   acquireInto(
@@ -96,16 +97,18 @@ export class RedisStore implements LockStore {
     answered: (reply: AcquireReply) => void,
     failed: (error: unknown) => void,
   ): void {
-    if (request.kind !== 'lock' || (request.syncReplicas ?? 0) > 0) {
+    if (request.kind !== 'lock' || (request.syncReplicas ?? 0) > 0 || this.commands.down()) {
       this.acquire(request).then(answered, failed);
       return;
     }
-    void acquirePlain(
-      this.client,
-      request,
-      (reply) => answered(acquireReply(reply)),
-      (error) => failed(redisError(request.key, 'acquire', error)),
+    const [ok, fail] = this.commands.track(answered, (error) =>
+      failed(redisError(request.key, 'acquire', error)),
     );
+    const read = (reply: unknown) => {
+      const result = acquireReply(reply);
+      if (!ok(result)) this.late(request, result);
+    };
+    void acquirePlain(this.client, request, read, fail);
   }
 
   /** An acquire of any kind, followed by WAIT when replicas must acknowledge it. */
@@ -129,16 +132,23 @@ export class RedisStore implements LockStore {
     return result;
   }
 
+  /** Unsent while down; resent after a reconnect (the unlock latch answers it again). */
   release(hold: StoredHold): Promise<number | null> {
-    if (this.plainRelease(hold)) {
-      const requestId = this.requestId(hold.owner, 'lock');
-      return releasePlain(this.client, hold, requestId, releaseReply, failure(hold.key, 'release'));
-    }
-    const requestId = this.requestId(hold.owner, hold.kind);
-    if (hold.kind === 'multi') {
-      return this.multi.release(hold, requestId).catch(failure(hold.key, 'release'));
-    }
-    return this.releaseBy(hold, requestId, hold.syncReplicas ?? 0);
+    const release = () => {
+      const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, hold.kind);
+      if (this.plainRelease(hold)) {
+        return releasePlain(
+          this.client,
+          hold,
+          requestId,
+          releaseReply,
+          failure(hold.key, 'release'),
+        );
+      }
+      if (hold.kind === 'multi') return this.multi.release(hold, requestId);
+      return this.releaseBy(hold, requestId, hold.syncReplicas ?? 0);
+    };
+    return this.commands.send(hold.key, 'release', release, RELEASE_RESEND_GRACE);
   }
 
   releaseInto(
@@ -146,17 +156,17 @@ export class RedisStore implements LockStore {
     answered: (listeners: number | null) => void,
     failed: (error: unknown) => void,
   ): void {
-    if (!this.plainRelease(hold)) {
+    if (!this.plainRelease(hold) || this.commands.down()) {
       this.release(hold).then(answered, failed);
       return;
     }
-    void releasePlain(
-      this.client,
-      hold,
-      this.requestId(hold.owner, 'lock'),
-      (reply) => answered(releaseReply(reply)),
+    const [ok, fail] = this.commands.track(
+      (reply: unknown) => answered(releaseReply(reply)),
       (error) => failed(redisError(hold.key, 'release', error)),
+      RELEASE_RESEND_GRACE,
     );
+    const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, 'lock');
+    void releasePlain<unknown>(this.client, hold, requestId, ok, fail);
   }
 
   /** Whether `hold` is released by release.lua alone: a plain lock, no WAIT, classic pub/sub. */
@@ -193,54 +203,46 @@ export class RedisStore implements LockStore {
     );
   }
 
-  async leave(request: AcquireRequest): Promise<void> {
-    const failed = failure(request.key, 'leave');
-    const publish = await this.notices.publishCommand().catch(failed);
-    await this.runCall(fairLeave(request, publish), 0).catch(failed);
+  leave(request: AcquireRequest): Promise<void> {
+    return this.commands.send(request.key, 'leave', async () => {
+      const publish = await this.notices.publishCommand();
+      await this.runCall(fairLeave(request, publish), 0);
+    });
   }
 
-  async forceUnlock(target: LockTarget): Promise<boolean> {
-    const { key, name } = target;
-    const failed = failure(key, 'force-unlock');
-    const publish = await this.notices.publishCommand().catch(failed);
-    if (target.kind === 'permit') {
-      const [revoked] = await this.runCall(permitsForceUnlock(target, publish), 0).catch(failed);
-      return Number(revoked) > 0;
-    }
-    const plain = channelSlots(channelName(name), publish);
-    const rw = channelSlots(rwChannelName(name), publish);
-    const keys = [name, fairQueueName(name), fairTimeoutName(name), ...plain.keys, ...rw.keys];
-    const args = [publish, plain.arg, rw.arg, readLeasePrefix(name), channelName(name)];
-    const call = {
-      script: LockScripts.forceUnlock,
-      numKeys: keys.length,
-      keysAndArgs: [...keys, ...args],
-    };
-    const [reply] = await this.runCall(call, 0).catch(failed);
-    return Number(reply) === 1;
+  forceUnlock(target: LockTarget): Promise<boolean> {
+    return this.commands.send(target.key, 'force-unlock', async () => {
+      const publish = await this.notices.publishCommand();
+      if (target.kind === 'permit') {
+        const [revoked] = await this.runCall(permitsForceUnlock(target, publish), 0);
+        return Number(revoked) > 0;
+      }
+      const [reply] = await this.runCall(forceUnlockCall(target, publish), 0);
+      return Number(reply) === 1;
+    });
   }
 
-  async remainingTtl(target: LockTarget): Promise<number | null> {
-    const { key, name, kind } = target;
-    const failed = failure(key, 'inspect');
-    if (kind === 'read' || kind === 'write') {
-      const mode = await this.client.hget(name, 'mode').catch(failed);
-      if (mode !== kind) return null;
-    }
-    // HLEN first: on a semaphore's string (or another type) it answers WRONGTYPE, as an acquire.
-    const replies = (await this.client.pipeline().hlen(name).pttl(name).exec().catch(failed))!;
-    const error = replies.find(([refused]) => refused)?.[0];
-    if (error) failed(error);
-    const ttl = Number(replies[1][1]);
-    if (ttl === -2) return null;
-    return ttl === -1 ? Infinity : ttl;
+  remainingTtl(target: LockTarget): Promise<number | null> {
+    return this.commands.send(target.key, 'inspect', async () => {
+      const { name, kind } = target;
+      if (kind === 'read' || kind === 'write') {
+        if ((await this.client.hget(name, 'mode')) !== kind) return null;
+      }
+      // HLEN first: on a semaphore's string (or another type) it answers WRONGTYPE, as an acquire.
+      const replies = (await this.client.pipeline().hlen(name).pttl(name).exec())!;
+      const error = replies.find(([refused]) => refused)?.[0];
+      if (error) throw error;
+      const ttl = Number(replies[1][1]);
+      if (ttl === -2) return null;
+      return ttl === -1 ? Infinity : ttl;
+    });
   }
 
-  async available(target: LockTarget): Promise<number> {
-    const [reply] = await this.runCall(permitsAvailable(target), 0).catch(
-      failure(target.key, 'inspect'),
-    );
-    return Number(reply);
+  available(target: LockTarget): Promise<number> {
+    return this.commands.send(target.key, 'inspect', async () => {
+      const [reply] = await this.runCall(permitsAvailable(target), 0);
+      return Number(reply);
+    });
   }
 
   channel(target: LockTarget, owner: string): string {
@@ -262,6 +264,10 @@ export class RedisStore implements LockStore {
     this.notices.listen(listener);
   }
 
+  unreachable(): Error | undefined {
+    return this.commands.down();
+  }
+
   /** Runs a script call, followed by WAIT when `replicas` > 0 (see runSynced). */
   private runCall(call: ScriptCall, replicas: number): Promise<[unknown, number]> {
     return runSynced(
@@ -272,15 +278,6 @@ export class RedisStore implements LockStore {
       call.numKeys,
       call.keysAndArgs,
     );
-  }
-
-  /**
-   * A release request id of 32 hex digits, as Redisson's: this store's random half, the owner's
-   * number and a digit for the kind (a downgraded owner releases a read and a write hold).
-   */
-  private requestId(owner: string, kind: HoldKind): string {
-    const seq = owner.slice(owner.lastIndexOf(':') + 1);
-    return this.requestIdPrefix + seq.padStart(15, '0') + KIND_DIGIT[kind];
   }
 
   /** Connects both connections; rejects naming the address and the cause after `timeout` ms. */

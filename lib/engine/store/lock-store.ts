@@ -133,6 +133,22 @@ export interface LockStore {
   unsubscribe(channel: string): Promise<void>;
   /** Sets the one listener of messages. */
   listen(listener: NoticeListener): void;
+  /**
+   * Why the store cannot take a request now (its connection is down: the connection's last
+   * error), or undefined when it can. Meanwhile every call fails at once with
+   * StoreUnreachableError, unsent. Optional: a store without it is always reachable.
+   */
+  unreachable?(): Error | undefined;
+}
+
+/**
+ * A call not sent because the store could not be reached (see LockStore.unreachable): nothing
+ * changed in the store. Its `cause` is the connection's error, e.g. `connect ECONNREFUSED`.
+ */
+export class StoreUnreachableError extends LockRedisError {
+  constructor(key: string, operation: string, cause: Error) {
+    super(key, operation, cause, false);
+  }
 }
 
 /**

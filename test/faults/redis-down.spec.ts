@@ -1,0 +1,223 @@
+import { Test } from '@nestjs/testing';
+import type { Redis, RedisOptions } from 'ioredis';
+import {
+  LockError,
+  LockRedisError,
+  LockService,
+  RedisLockModule,
+  type RedisLockModuleOptions,
+} from '../../lib';
+import { parseCommandstats } from '../support/topology-admin';
+import { freePort, startRedis, type TestRedis } from '../support/redis-server';
+import {
+  captureLogger,
+  fastRedis,
+  lockNode,
+  logged,
+  settled,
+  tcpProxy,
+  until,
+  watchUnhandledRejections,
+  type LockNode,
+} from './fault-kit';
+
+/** The module's default lease: an attempt's bound used to be a third of it (10 s). */
+const DEFAULT_LEASE = 30_000;
+/** What a call may take beyond its wait: timers and the event loop under CI load. */
+const MARGIN = 100;
+
+const monotonic = () => performance.now();
+
+/** The `code` of a LockRedisError's cause (e.g. ECONNREFUSED). */
+const causeCode = (error: unknown) =>
+  ((error as Error).cause as { code?: string } | undefined)?.code;
+
+/** The node's command connection (to await its state). */
+const commandClient = (node: LockNode) =>
+  (node.locks as unknown as { store: { client: Redis } }).store.client;
+
+/** Boots RedisLockModule on `redis`; the bootstrap's outcome and how long app.init() took, ms. */
+async function boot(redis: RedisOptions, options: Partial<RedisLockModuleOptions> = {}) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [RedisLockModule.forRoot({ ...options, redis })],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: captureLogger });
+  const started = monotonic();
+  const outcome = await settled(app.init());
+  return { app, outcome, took: monotonic() - started };
+}
+
+describe('Redis down at startup: refused at once, unanswered bounded', () => {
+  watchUnhandledRejections();
+
+  it("checkOnStartup 'fail' on a closed port fails the bootstrap within 1 s, naming the address and ECONNREFUSED", async () => {
+    const port = await freePort();
+    const { outcome, took } = await boot({ host: '127.0.0.1', port });
+    expect(outcome).toBeInstanceOf(LockError);
+    expect((outcome as Error).message).toMatch(
+      new RegExp(`^Cannot reach Redis at 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED`),
+    );
+    expect(took).toBeLessThan(1_000);
+  });
+
+  it("checkOnStartup 'warn' on a closed port does not delay the bootstrap and warns within 1 s", async () => {
+    const port = await freePort();
+    const { app, outcome, took } = await boot(
+      { host: '127.0.0.1', port },
+      { checkOnStartup: 'warn' },
+    );
+    try {
+      expect(outcome).toBe(app);
+      const warning = () =>
+        logged.find((line) => line.message.startsWith(`Cannot reach Redis at 127.0.0.1:${port}`));
+      await until(() => warning() !== undefined, 1_000);
+      expect(warning()!.message).toMatch(/ECONNREFUSED.*Lock calls fail until it is reachable/);
+      expect(took).toBeLessThan(1_000);
+      // Lock calls fail at once meanwhile, with the cause.
+      const error = await settled(app.get(LockService).tryAcquire('boot'));
+      expect(error).toBeInstanceOf(LockRedisError);
+      expect(causeCode(error)).toBe('ECONNREFUSED');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a refused password fails the bootstrap within 1 s, naming the address and the refusal', async () => {
+    const redis = await startRedis({ control: true });
+    try {
+      const { outcome, took } = await boot({
+        host: '127.0.0.1',
+        port: redis.port,
+        username: 'nobody',
+        password: 'wrong',
+      });
+      expect(outcome).toBeInstanceOf(LockError);
+      expect((outcome as Error).message).toMatch(
+        new RegExp(`^Cannot reach Redis at 127\\.0\\.0\\.1:${redis.port}: WRONGPASS`),
+      );
+      expect(took).toBeLessThan(1_000);
+    } finally {
+      await redis.stop();
+    }
+  });
+});
+
+describe('Redis down while the application runs: lock calls fail fast, nothing sent late (its own redis-server)', () => {
+  watchUnhandledRejections();
+  let redis: TestRedis;
+  let raw: Redis;
+  let node: LockNode;
+
+  beforeAll(async () => {
+    redis = await startRedis({ control: true });
+    raw = redis.client();
+    raw.on('error', () => undefined);
+    node = await lockNode(fastRedis(redis.port), { leaseTime: DEFAULT_LEASE });
+  });
+  afterAll(async () => {
+    await node?.close();
+    raw?.disconnect();
+    await redis?.stop();
+  });
+
+  it('tryAcquire fails at once and acquire within its waitTime, with LockRedisError (ECONNREFUSED); once Redis is back the next call works and none of the outage was sent', async () => {
+    await (await node.locks.acquire('warm')).release();
+    await redis.kill();
+    await until(() => commandClient(node).status !== 'ready', 1_000);
+    // Its reconnect was refused (before that, the cause is only that the connection closed).
+    const refused = `Redis command connection error: connect ECONNREFUSED 127.0.0.1:${redis.port}`;
+    await until(() => logged.some((line) => line.message === refused), 1_000);
+
+    let started = monotonic();
+    const tried = await settled(node.locks.tryAcquire('down:try'));
+    const tryTook = monotonic() - started;
+    started = monotonic();
+    const waited = await settled(node.locks.acquire('down:wait', { waitTime: 500 }));
+    const waitTook = monotonic() - started;
+    started = monotonic();
+    const ran = await settled(node.locks.run('down:run', () => 'ran', { waitTime: 300 }));
+    const runTook = monotonic() - started;
+
+    await redis.restart();
+    const restartedAt = monotonic();
+    const next = await node.locks.acquire('down:next', { waitTime: 1_000 });
+    const resumeTook = monotonic() - restartedAt;
+    // Anything the outage's calls left queued was written before this call: none reached Redis.
+    const stats = parseCommandstats(await raw.info('commandstats'));
+    await next.release();
+
+    expect({
+      tried: [tried instanceof LockRedisError, causeCode(tried)],
+      waited: [waited instanceof LockRedisError, causeCode(waited)],
+      ran: [ran instanceof LockRedisError, causeCode(ran)],
+    }).toEqual({
+      tried: [true, 'ECONNREFUSED'],
+      waited: [true, 'ECONNREFUSED'],
+      ran: [true, 'ECONNREFUSED'],
+    });
+    expect(tryTook).toBeLessThan(MARGIN);
+    expect(waitTook).toBeLessThan(500 + MARGIN);
+    expect(runTook).toBeLessThan(300 + MARGIN);
+    expect(resumeTook).toBeLessThan(1_000);
+    // The one acquire after the restart: its EVALSHA (NOSCRIPT, then again after SCRIPT LOAD).
+    expect(stats.evalsha ?? 0).toBeLessThanOrEqual(2);
+    expect(await raw.keys(`${node.prefix}down:*`)).toEqual([]);
+  });
+
+  it('an acquire in flight when the connection breaks fails within its waitTime, and what Redis granted it is freed once the connection is back', async () => {
+    const proxy = await tcpProxy(redis.port);
+    const viaProxy = await lockNode(fastRedis(proxy.port), {
+      keyPrefix: node.prefix,
+      leaseTime: DEFAULT_LEASE,
+    });
+    try {
+      const name = `${node.prefix}inflight`;
+      await (await viaProxy.locks.acquire('inflight:warm')).release(); // scripts loaded
+      proxy.dropReplies();
+      const started = monotonic();
+      const acquiring = settled(viaProxy.locks.acquire('inflight', { waitTime: 400 }));
+      await until(async () => (await raw.exists(name)) === 1, 1_000); // Redis granted it
+      proxy.cut(); // the connection breaks with the answer lost; reconnects are refused
+      const outcome = await acquiring;
+      const took = monotonic() - started;
+      proxy.restore();
+      await until(async () => (await raw.exists(name)) === 0, 2_000);
+      expect(outcome).toBeInstanceOf(LockRedisError);
+      expect(took).toBeLessThan(400 + MARGIN);
+    } finally {
+      await viaProxy.close();
+      await proxy.close();
+    }
+  });
+
+  it('a waiter parked before the outage ends within its wait with LockRedisError; a holder finishing during it is not held up', async () => {
+    const held = await node.locks.acquire('parked');
+    const waiter = await lockNode(fastRedis(redis.port), {
+      keyPrefix: node.prefix,
+      leaseTime: DEFAULT_LEASE,
+    });
+    try {
+      const started = monotonic();
+      const waiting = settled(waiter.locks.acquire('parked', { waitTime: 800 }));
+      await until(
+        async () =>
+          (await raw.pubsub('NUMSUB', `redisson_lock__channel:{${node.prefix}parked}`))[1] === 1,
+        1_000,
+      );
+      await redis.kill();
+      const outcome = await waiting;
+      const took = monotonic() - started;
+      const releasing = monotonic();
+      await held.release().catch(() => undefined);
+      const releaseTook = monotonic() - releasing;
+      await redis.restart();
+      expect(outcome).toBeInstanceOf(LockRedisError);
+      expect(took).toBeLessThan(800 + MARGIN);
+      expect(releaseTook).toBeLessThan(MARGIN);
+      const again = await waiter.locks.acquire('parked', { waitTime: 1_000 });
+      await again.release();
+    } finally {
+      await waiter.close();
+    }
+  });
+});
