@@ -1,5 +1,5 @@
 import { ReplyError } from 'ioredis';
-import { type LockError, LockRedisError } from '../../lock.errors';
+import { LockError, LockRedisError } from '../../lock.errors';
 import type { AcquireReply } from '../store/lock-store';
 import { wrongKindError } from '../store/store-refusals';
 
@@ -18,7 +18,7 @@ export function failure(key: string, operation: string): (error: unknown) => nev
  * lock on a semaphore's name, or the reverse) is the LockKeyError the memory store gives too.
  */
 export function redisError(key: string, operation: string, error: unknown): LockError {
-  if (error instanceof LockRedisError) return error;
+  if (error instanceof LockError) return error; // already typed (a LockKeyError of WRONGTYPE)
   if (error instanceof ReplyError && (error as Error).message.startsWith('WRONGTYPE')) {
     return wrongKindError(key, error);
   }
