@@ -1,13 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../../lib/engine/redis/lua-script';
+import { loadScript } from '../../lib/engine/redis/lock-scripts';
+import type { LuaScript } from '../../lib/engine/redis/lua-script';
 
-const SCRIPT_DIR = join(__dirname, '../../lib/engine/redis/scripts');
-
-/** A script of lib/engine/redis/scripts, run by SHA as the engine runs its scripts. */
+/** A script of lib/engine/redis/scripts, as the engine loads and runs it (by SHA). */
 export function redisScript(file: string): LuaScript {
-  return new LuaScript(readFileSync(join(SCRIPT_DIR, file), 'utf8'));
+  return loadScript(file);
 }
 
 const scripts = {

@@ -2,39 +2,47 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LuaScript } from './lua-script';
 
-function load(file: string): LuaScript {
-  return new LuaScript(readFileSync(join(__dirname, 'scripts', file), 'utf8'));
+const read = (file: string) => readFileSync(join(__dirname, 'scripts', file), 'utf8');
+
+/**
+ * A script's text, each `-- @include <file>` line replaced by that file (a part shared by several
+ * scripts, `*.part.lua`): Redis runs every script on its own, so a shared function is spliced in.
+ */
+export function loadScript(file: string): LuaScript {
+  return new LuaScript(
+    read(file).replace(/^-- @include (\S+)\n/gm, (_, part: string) => read(part)),
+  );
 }
 
 /** Every script of the store, one per state change; see the comment at the top of each file. */
 export const LockScripts = {
   /** Plain locks (Redisson's RLock). */
-  acquire: load('acquire.lua'),
+  acquire: loadScript('acquire.lua'),
   /** With a fencing token (RFencedLock). */
-  acquireFenced: load('acquire-fenced.lua'),
-  release: load('release.lua'),
+  acquireFenced: loadScript('acquire-fenced.lua'),
+  release: loadScript('release.lua'),
   /** Frees whatever lock lives under a name: plain, fair (and its queue) or read-write. */
-  forceUnlock: load('force-unlock.lua'),
+  forceUnlock: loadScript('force-unlock.lua'),
   /** Read-write locks (RReadWriteLock). */
-  readAcquire: load('read-acquire.lua'),
-  readRelease: load('read-release.lua'),
-  writeAcquire: load('write-acquire.lua'),
-  writeRelease: load('write-release.lua'),
+  readAcquire: loadScript('read-acquire.lua'),
+  readRelease: loadScript('read-release.lua'),
+  writeAcquire: loadScript('write-acquire.lua'),
+  writeRelease: loadScript('write-release.lua'),
   /** Fair locks (RFairLock). */
-  fairAcquire: load('fair-acquire.lua'),
-  fairRelease: load('fair-release.lua'),
-  fairLeave: load('fair-leave.lua'),
+  fairAcquire: loadScript('fair-acquire.lua'),
+  fairRelease: loadScript('fair-release.lua'),
+  fairLeave: loadScript('fair-leave.lua'),
   /** Multi-locks: several RLocks, all or none. */
-  multiAcquire: load('multi-acquire.lua'),
-  multiRelease: load('multi-release.lua'),
+  multiAcquire: loadScript('multi-acquire.lua'),
+  multiRelease: loadScript('multi-release.lua'),
   /** Semaphores of leased permits (RPermitExpirableSemaphore). */
-  semaphoreAcquire: load('semaphore-acquire.lua'),
-  semaphoreRelease: load('semaphore-release.lua'),
-  semaphoreRenew: load('semaphore-renew.lua'),
-  semaphoreAvailable: load('semaphore-available.lua'),
-  semaphoreForceUnlock: load('semaphore-force-unlock.lua'),
+  semaphoreAcquire: loadScript('semaphore-acquire.lua'),
+  semaphoreRelease: loadScript('semaphore-release.lua'),
+  semaphoreRenew: loadScript('semaphore-renew.lua'),
+  semaphoreAvailable: loadScript('semaphore-available.lua'),
+  semaphoreForceUnlock: loadScript('semaphore-force-unlock.lua'),
   /** Watchdog renewal of lock holds of every kind but permits. */
-  renew: load('renew-all.lua'),
+  renew: loadScript('renew-all.lua'),
   /** The same on one Cluster master, for holds of many slots (keys in ARGV). */
-  renewOnNode: load('renew-node.lua'),
+  renewOnNode: loadScript('renew-node.lua'),
 } as const;

@@ -14,7 +14,7 @@
 --         holder's lease ends is -2 - value (so -1 means a lock without a lease): the hash's PTTL,
 --         or the end of a downgraded write when that comes first
 --
--- A downgrade keeps the write's lease apart: the write's lease key (see endWrite) is set to the
+-- A downgrade keeps the write's lease apart: the write's lease key (see end-write.part.lua) is set to the
 -- hash's PTTL at that moment (the write's remaining lease), before the read lease raises the
 -- hash's. Every script on N first ends a downgraded write past its end (endWrite).
 --
@@ -30,31 +30,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 -- P, the lease keys' prefix: '{N}', or N itself when N contains '{' (Redisson's suffixName).
 local prefix = KEYS[1]:find('{', 1, true) and KEYS[1] or ('{' .. KEYS[1] .. '}')
 
--- A downgraded write granted by this library (its owner reads too) has its own lease key
--- '<P>:<owner>:write:rwlock_timeout:1' holding the write's end (ms, Redis TIME): the read leases
--- raise the hash's lease, not the write's. Past that end the write is over: its field and key
--- go, and the lock is in read mode (deleted when no reader is left). A downgrade without that
--- key (Redisson's) is left alone. Keys not in KEYS: those lease keys (N's slot, see KEYS[1]).
-local function endWrite(hash, prefix, now)
-  if redis.pcall('hget', hash, 'mode') ~= 'write' then
-    return
-  end
-  for _, field in ipairs(redis.call('hkeys', hash)) do
-    if field:sub(-6) == ':write' then
-      local lease = prefix .. ':' .. field .. ':rwlock_timeout:1'
-      local ends = tonumber(redis.call('get', lease))
-      if ends and ends <= now then
-        redis.call('hdel', hash, field)
-        redis.call('del', lease)
-        if redis.call('hlen', hash) > 1 then
-          redis.call('hset', hash, 'mode', 'read')
-        else
-          redis.call('del', hash)
-        end
-      end
-    end
-  end
-end
+-- @include end-write.part.lua
 
 endWrite(KEYS[1], prefix, now)
 if redis.call('exists', KEYS[1]) == 0 then

@@ -32,37 +32,13 @@
 -- The answer is kept in the latch, so the same request sent again (ioredis resends unanswered
 -- commands after a reconnect) returns it instead of nil.
 --
--- A downgraded write past its end is ended first (endWrite, read-acquire.lua). When this read
+-- A downgraded write past its end is ended first (endWrite, end-write.part.lua). When this read
 -- leaves this owner's live downgraded write, the hash's lease is the write's own again (its
 -- lease key's end) and that key goes: the read lease no longer stretches the write.
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- A downgraded write granted by this library (its owner reads too) has its own lease key
--- '<P>:<owner>:write:rwlock_timeout:1' holding the write's end (ms, Redis TIME): the read leases
--- raise the hash's lease, not the write's. Past that end the write is over: its field and key
--- go, and the lock is in read mode (deleted when no reader is left). A downgrade without that
--- key (Redisson's) is left alone. Keys not in KEYS: those lease keys (N's slot, see KEYS[1]).
-local function endWrite(hash, prefix, now)
-  if redis.pcall('hget', hash, 'mode') ~= 'write' then
-    return
-  end
-  for _, field in ipairs(redis.call('hkeys', hash)) do
-    if field:sub(-6) == ':write' then
-      local lease = prefix .. ':' .. field .. ':rwlock_timeout:1'
-      local ends = tonumber(redis.call('get', lease))
-      if ends and ends <= now then
-        redis.call('hdel', hash, field)
-        redis.call('del', lease)
-        if redis.call('hlen', hash) > 1 then
-          redis.call('hset', hash, 'mode', 'read')
-        else
-          redis.call('del', hash)
-        end
-      end
-    end
-  end
-end
+-- @include end-write.part.lua
 
 endWrite(KEYS[1], ARGV[4], now)
 if redis.call('hdel', KEYS[1], ARGV[2]) == 0 then

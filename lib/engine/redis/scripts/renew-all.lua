@@ -21,34 +21,10 @@
 -- 'r': the lease key is set again to the lease (recreated if it had expired while the field
 --      still existed: the hash, which excludes writers, was there all along) and the hash's PTTL
 --      is raised to at least the lease, never lowered: it covers the longest read lease.
--- A downgraded write's own lease (see endWrite): 'r' and 'w' first end such a write past its
+-- A downgraded write's own lease (see end-write.part.lua): 'r' and 'w' first end such a write past its
 -- end (a 'w' then finds its field gone: lost); 'w' moves its lease key's end to now + lease,
 -- and 'r' keeps that key alive as long as the hash, without moving the write's end.
--- A downgraded write granted by this library (its owner reads too) has its own lease key
--- '<P>:<owner>:write:rwlock_timeout:1' holding the write's end (ms, Redis TIME): the read leases
--- raise the hash's lease, not the write's. Past that end the write is over: its field and key
--- go, and the lock is in read mode (deleted when no reader is left). A downgrade without that
--- key (Redisson's) is left alone. Keys not in KEYS: those lease keys (N's slot, see KEYS[1]).
-local function endWrite(hash, prefix, now)
-  if redis.pcall('hget', hash, 'mode') ~= 'write' then
-    return
-  end
-  for _, field in ipairs(redis.call('hkeys', hash)) do
-    if field:sub(-6) == ':write' then
-      local lease = prefix .. ':' .. field .. ':rwlock_timeout:1'
-      local ends = tonumber(redis.call('get', lease))
-      if ends and ends <= now then
-        redis.call('hdel', hash, field)
-        redis.call('del', lease)
-        if redis.call('hlen', hash) > 1 then
-          redis.call('hset', hash, 'mode', 'read')
-        else
-          redis.call('del', hash)
-        end
-      end
-    end
-  end
-end
+-- @include end-write.part.lua
 -- P, the lease keys' prefix of hash N: '{N}', or N itself when N contains '{' (suffixName).
 local function prefixOf(hash)
   return hash:find('{', 1, true) and hash or ('{' .. hash .. '}')
