@@ -97,8 +97,12 @@ type Detaching = LockService & { detach<T>(fn: () => T): T };
 /** `locks.detach(fn)`: runs `fn` outside any lock context (a TypeError while it is missing). */
 export const detach = <T>(locks: LockService, fn: () => T): T => (locks as Detaching).detach(fn);
 
-/** A loopback TCP proxy in front of Redis on `target` that delivers every reply `latency` ms late. */
-export async function delayProxy(target: number, latency: number) {
+/**
+ * A loopback TCP proxy in front of Redis on `target` that delivers every reply `latency` ms late
+ * (a constant delay keeps them in order); with `after`, only on a connection once its client sent
+ * a command matching it (e.g. /evalsha/i: the command link is slow, the pub/sub link is not).
+ */
+export async function delayProxy(target: number, latency: number, after?: RegExp) {
   const port = await freePort();
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -113,9 +117,14 @@ export async function delayProxy(target: number, latency: number) {
         upstream.destroy();
       });
     }
-    client.on('data', (data: Buffer) => upstream.write(data));
+    let delayed = after === undefined;
+    client.on('data', (data: Buffer) => {
+      delayed ||= after!.test(data.toString('latin1'));
+      upstream.write(data);
+    });
     upstream.on('data', (data: Buffer) => {
-      setTimeout(() => client.write(data), latency);
+      if (delayed) setTimeout(() => client.write(data), latency);
+      else client.write(data);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

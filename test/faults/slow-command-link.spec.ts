@@ -1,67 +1,28 @@
-import { createServer, Socket, type Server } from 'node:net';
 import type { Redis } from 'ioredis';
 import { permitsName } from '../../lib/engine/redis/redis-names';
 import { lockApp, type LockApp } from '../support/lock-app';
 import { startRedis, type TestRedis } from '../support/redis-server';
+import { delayProxy } from '../defects/defect-kit';
 
 /** How much later replies to script calls arrive than release notices, ms. */
 const SLOW = 150;
 
-/**
- * A TCP proxy to `target` that delays by SLOW ms the replies on every connection that has sent
- * a script call (EVALSHA/EVAL): the command link is slow, the pub/sub link is not, so a release
- * notice can overtake the reply to an attempt sent before it.
- */
-async function slowCommandProxy(target: number): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = new Socket();
-    let scripts = false;
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    upstream.connect(target, '127.0.0.1');
-    client.on('data', (data: Buffer) => {
-      scripts ||= /evalsha|eval/i.test(data.toString('latin1'));
-      upstream.write(data);
-    });
-    // A constant delay keeps the replies in order.
-    upstream.on('data', (data: Buffer) => {
-      if (scripts) setTimeout(() => client.write(data), SLOW);
-      else client.write(data);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 describe('fault: a command link slower than the pub/sub link (its own redis-server)', () => {
   let redis: TestRedis;
   let raw: Redis;
-  let proxy: Awaited<ReturnType<typeof slowCommandProxy>>;
+  let proxy: Awaited<ReturnType<typeof delayProxy>>;
   let direct: LockApp;
   let slow: LockApp;
 
   beforeAll(async () => {
     redis = await startRedis({ control: true });
     raw = redis.client();
-    proxy = await slowCommandProxy(redis.port);
+    // Replies to script calls come SLOW ms late, release notices at once: a notice can overtake
+    // the reply to an attempt sent before it.
+    proxy = await delayProxy(redis.port, SLOW, /evalsha|eval/i);
     direct = await lockApp(redis, { leaseTime: 30_000 });
     slow = await lockApp(redis, {
-      redis: proxy.url,
+      redis: `redis://127.0.0.1:${proxy.port}`,
       keyPrefix: direct.prefix,
       leaseTime: 30_000,
       waitTime: 6_000,
