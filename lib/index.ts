@@ -1,12 +1,12 @@
-export type { LockHandle, PermitHandle } from './engine/lock-handle';
-export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './engine/semaphore';
-export type { LockKeys, LockMode } from './engine/targets';
+export type { LockHandle, PermitHandle } from './core/lock-handle';
+export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './core/semaphore';
+export type { LockKeys, LockMode } from './core/targets';
 export type {
   BusyPolicy,
   LockLostPolicy,
   LockOptions,
   RunOptions,
-} from './engine/options/lock-options';
+} from './core/options/lock-options';
 export {
   LockAcquireTimeoutError,
   LockError,
@@ -17,20 +17,20 @@ export {
   LockRedisError,
   LockSelfDeadlockError,
   LockUpgradeError,
-} from './lock.errors';
-export type { BusyStatus } from './lock-error-answer';
-export type { RedisErrorStatus } from './redis-error-answer';
-export { LockExceptionFilter } from './lock-exception.filter';
-export type { LockEvent } from './lock-events';
-export { METER_NAME } from './lock-metrics';
-export { LockService } from './lock.service';
-export { Locked, type LockedOptions } from './locked.decorator';
-export { Semaphore, type SemaphoreOptions } from './semaphore.decorator';
-export { MemoryLockStore } from './engine/memory/memory-store';
-export { RedisLockModule, type RedisLockTestingOptions } from './redis-lock.module';
+} from './errors';
+export type { BusyStatus } from './nest/errors/lock-error-answer';
+export type { RedisErrorStatus } from './nest/errors/redis-error-answer';
+export { LockExceptionFilter } from './nest/errors/lock-exception.filter';
+export type { LockEvent } from './nest/observability/lock-events';
+export { METER_NAME } from './nest/observability/lock-metrics';
+export { LockService } from './nest/lock.service';
+export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
+export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';
+export { MemoryLockStore } from './stores/memory/memory-store';
+export { RedisLockModule, type RedisLockTestingOptions } from './nest/redis-lock.module';
 export {
   REDIS_LOCK_MODULE_OPTIONS,
   type RedisLockModuleAsyncOptions,
-} from './redis-lock.module-definition';
-export type { RedisLockModuleOptions } from './redis-lock-options.interface';
-export type { ClusterConfig } from './engine/redis/redis-connections';
+} from './nest/redis-lock.module-definition';
+export type { RedisLockModuleOptions } from './nest/options/redis-lock-options.interface';
+export type { ClusterConfig } from './stores/redis/redis-connections';

@@ -1,4 +1,4 @@
-import { MemoryLockStore } from '../lib/engine/memory/memory-store';
+import { MemoryLockStore } from '../lib/stores/memory/memory-store';
 import { delivered, hold, recording, request, ttlOf } from './memory/memory-fixtures';
 import { sleep } from './support/lock-app';
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../lib/engine/redis/lock-scripts';
+import { LockScripts } from '../lib/stores/redis/lock-scripts';
 import { forceUnlock } from './redis-scripts/script-kit';
 import { suiteRedis } from './support/suite-redis';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { LockService } from '../lock.service';
+import { LockService } from '../nest/lock.service';
 
 /** Options of `RedisLockHealthIndicator.isHealthy`. */
 export interface RedisLockHealthOptions {

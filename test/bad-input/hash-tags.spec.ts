@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Locked, LockKeyError } from '../../lib';
-import { hashTagProblem } from '../../lib/engine/options/validate';
-import { keySlot } from '../../lib/engine/redis/key-slot';
+import { hashTagProblem } from '../../lib/core/options/validate';
+import { keySlot } from '../../lib/stores/redis/key-slot';
 import {
   channelName,
   fairQueueName,
@@ -13,7 +13,7 @@ import {
   semaphoreChannelName,
   tokenKey,
   unlockLatchKey,
-} from '../../lib/engine/redis/redis-names';
+} from '../../lib/stores/redis/redis-names';
 import { lockAppEach, type LockApp } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 

@@ -20,7 +20,7 @@
  */
 import fc from 'fast-check';
 import { LockKeyError } from '../../lib';
-import { compileKeyTemplate } from '../../lib/key-template';
+import { compileKeyTemplate } from '../../lib/nest/decorators/key-template';
 
 const where = '@Locked on Svc.method';
 const PARAMS = 4;

@@ -1,8 +1,8 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { Command } from 'ioredis';
 import type { LockService } from '../../lib';
-import { keySlot } from '../../lib/engine/redis/key-slot';
-import { permitsName } from '../../lib/engine/redis/redis-names';
+import { keySlot } from '../../lib/stores/redis/key-slot';
+import { permitsName } from '../../lib/stores/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
 import { clusterApp, clusterAppSuite } from './cluster-kit';
 

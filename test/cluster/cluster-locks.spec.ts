@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LockService, Locked } from '../../lib';
-import { channelName } from '../../lib/engine/redis/redis-names';
+import { channelName } from '../../lib/stores/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
 import { STEADY_NODE_TIMEOUT, suiteCluster } from '../support/redis-cluster';
 import { clusterApp, removeWorkerBuild, WorkerProcess } from './cluster-kit';

@@ -1,13 +1,13 @@
 import type { Command } from 'ioredis';
 import type { LockService } from '../../lib';
-import { LockScripts } from '../../lib/engine/redis/lock-scripts';
+import { LockScripts } from '../../lib/stores/redis/lock-scripts';
 import {
   channelName,
   fairQueueName,
   fairTimeoutName,
   rwChannelName,
   semaphoreChannelName,
-} from '../../lib/engine/redis/redis-names';
+} from '../../lib/stores/redis/redis-names';
 import { until } from '../support/lock-app';
 import { clusterApp, clusterAppSuite } from './cluster-kit';
 

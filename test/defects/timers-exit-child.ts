@@ -3,9 +3,9 @@
  * locks of each kind with another caller waiting on each, reports its ref'd timers, then ends
  * its own work. It must exit by itself.
  */
-import { LockEngine } from '../../lib/engine/lock-engine';
-import { MemoryLockStore } from '../../lib/engine/memory/memory-store';
-import { openStore } from '../../lib/engine/open-store';
+import { LockEngine } from '../../lib/core/lock-engine';
+import { MemoryLockStore } from '../../lib/stores/memory/memory-store';
+import { openStore } from '../../lib/nest/open-store';
 
 async function main(): Promise<void> {
   const store = openStore({ store: new MemoryLockStore(), syncTimeout: 1_000 }, () => undefined);

@@ -1,8 +1,8 @@
-import { DeadlineTimer } from '../../lib/engine/time-limit';
+import { DeadlineTimer } from '../../lib/time/time-limit';
 
 /** How far the engine's clock is ahead of the fake timers' (negative: a timer fires early). */
 const mockClockSkew = { ms: 0 };
-jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
+jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
 
 describe('DeadlineTimer', () => {
   let runs: number;

@@ -5,9 +5,9 @@ import type {
   LockStore,
   NoticeListener,
   StoredHold,
-} from '../../lib/engine/store/lock-store';
-import { StoreUnreachableError } from '../../lib/engine/store/lock-store';
-import { LockRedisError } from '../../lib/lock.errors';
+} from '../../lib/store/lock-store';
+import { StoreUnreachableError } from '../../lib/store/lock-store';
+import { LockRedisError } from '../../lib/errors';
 
 /** A lock in the fake store. */
 interface Entry {

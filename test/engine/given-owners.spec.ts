@@ -1,4 +1,4 @@
-import { GivenOwners } from '../../lib/engine/given-owners';
+import { GivenOwners } from '../../lib/core/given-owners';
 
 describe('GivenOwners', () => {
   it('marks an attempt superseded once a newer attempt of its owner id is sent', () => {

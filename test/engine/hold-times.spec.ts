@@ -1,4 +1,4 @@
-import { HoldTimes } from '../../lib/engine/hold-times';
+import { HoldTimes } from '../../lib/core/hold-times';
 
 // The estimate behind a busy caller's retryAfter: recent hold times, per key and over all keys.
 describe('HoldTimes', () => {

@@ -1,7 +1,7 @@
-import { Latches, UNLOCK_LATCH_TTL } from '../../lib/engine/memory/latches';
+import { Latches, UNLOCK_LATCH_TTL } from '../../lib/stores/memory/latches';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date.
-jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 describe('memory store unlock latches', () => {
   beforeEach(() => jest.useFakeTimers());

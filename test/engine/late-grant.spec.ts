@@ -1,7 +1,7 @@
-import { LockEngine } from '../../lib/engine/lock-engine';
-import { MemoryLockStore } from '../../lib/engine/memory/memory-store';
-import { openStore, type OpenedStore } from '../../lib/engine/open-store';
-import type { AcquireReply, AcquireRequest } from '../../lib/engine/store/lock-store';
+import { LockEngine } from '../../lib/core/lock-engine';
+import { MemoryLockStore } from '../../lib/stores/memory/memory-store';
+import { openStore, type OpenedStore } from '../../lib/nest/open-store';
+import type { AcquireReply, AcquireRequest } from '../../lib/store/lock-store';
 
 /** Lease of every engine here: an attempt is bounded by it (wait ≥ lease), ms. */
 const LEASE = 900;

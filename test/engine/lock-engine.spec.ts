@@ -1,13 +1,13 @@
-import { LockEngine } from '../../lib/engine/lock-engine';
-import type { LockEngineConfig } from '../../lib/engine/lock-engine-config';
-import type { LockHandle } from '../../lib/engine/lock-handle';
+import { LockEngine } from '../../lib/core/lock-engine';
+import type { LockEngineConfig } from '../../lib/core/lock-engine-config';
+import type { LockHandle } from '../../lib/core/lock-handle';
 import {
   LockAcquireTimeoutError,
   LockError,
   LockLostError,
   LockNotHeldError,
   LockRedisError,
-} from '../../lib/lock.errors';
+} from '../../lib/errors';
 import { FakeStore } from './fake-store';
 
 const LEASE = 300;

@@ -1,6 +1,6 @@
-import { LockEngine } from '../../lib/engine/lock-engine';
-import { ChainHandles } from '../../lib/engine/ownership/chain-handles';
-import { LockAcquireTimeoutError, LockSelfDeadlockError } from '../../lib/lock.errors';
+import { LockEngine } from '../../lib/core/lock-engine';
+import { ChainHandles } from '../../lib/core/ownership/chain-handles';
+import { LockAcquireTimeoutError, LockSelfDeadlockError } from '../../lib/errors';
 import { FakeStore } from './fake-store';
 
 // A call chain that holds a lock through a handle from acquire() and asks for it again (run(),

@@ -1,11 +1,11 @@
-import { LockEngine } from '../../lib/engine/lock-engine';
-import type { LockHandle } from '../../lib/engine/lock-handle';
-import { LockLostError } from '../../lib/lock.errors';
+import { LockEngine } from '../../lib/core/lock-engine';
+import type { LockHandle } from '../../lib/core/lock-handle';
+import { LockLostError } from '../../lib/errors';
 import { FakeStore } from './fake-store';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date, so
 // jest.setSystemTime() moves it on without firing a timer, as a stalled event loop does.
-jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const LEASE = 300;
 /** A grant is handed over while two thirds of its lease are left to run. */

@@ -1,10 +1,10 @@
-import { LockEngine } from '../../lib/engine/lock-engine';
-import { StoreUnreachableError } from '../../lib/engine/store/lock-store';
-import { LockAcquireTimeoutError, LockRedisError } from '../../lib/lock.errors';
+import { LockEngine } from '../../lib/core/lock-engine';
+import { StoreUnreachableError } from '../../lib/store/lock-store';
+import { LockAcquireTimeoutError, LockRedisError } from '../../lib/errors';
 import { FakeStore } from './fake-store';
 
 // The engine's monotonic clock follows the fake timers.
-jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const LEASE = 30_000;
 const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), {

@@ -1,11 +1,11 @@
-import { now } from '../../lib/engine/clock';
-import { LockHold } from '../../lib/engine/lock-hold';
-import { Watchdog, type WatchdogDriver } from '../../lib/engine/watchdog';
+import { now } from '../../lib/time/clock';
+import { LockHold } from '../../lib/core/lock-hold';
+import { Watchdog, type WatchdogDriver } from '../../lib/core/watchdog';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date,
 // plus a skew by which a test can make a timer fire late (as after a stalled event loop).
 const mockClockSkew = { ms: 0 };
-jest.mock('../../lib/engine/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
+jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
 
 const LEASE = 3_000;
 const PERIOD = LEASE / 3;

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../../lib/engine/redis/lock-scripts';
+import { LockScripts } from '../../lib/stores/redis/lock-scripts';
 import { LEASE, sleep, watchUnhandledRejections, type LockNode, twoLockNodes } from './fault-kit';
 
 describe('fault: SCRIPT FLUSH mid-run (its own redis-server)', () => {

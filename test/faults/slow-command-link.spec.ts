@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { permitsName } from '../../lib/engine/redis/redis-names';
+import { permitsName } from '../../lib/stores/redis/redis-names';
 import { lockApp, type LockApp } from '../support/lock-app';
 import { startRedis, type TestRedis } from '../support/redis-server';
 import { delayProxy } from '../defects/defect-kit';

@@ -8,7 +8,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Subject } from 'rxjs';
 import { LockService, METER_NAME, type LockEvent } from '../../lib';
-import { LockEvents } from '../../lib/lock-events';
+import { LockEvents } from '../../lib/nest/observability/lock-events';
 import { lockApp, sleep } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 
@@ -118,7 +118,7 @@ describe('LockService.events$ and OpenTelemetry metrics', () => {
       /* eslint-disable @typescript-eslint/no-require-imports */
       expect(() => require('../../lib') as unknown).not.toThrow();
       const { LockMetrics } =
-        require('../../lib/lock-metrics') as typeof import('../../lib/lock-metrics');
+        require('../../lib/nest/observability/lock-metrics') as typeof import('../../lib/nest/observability/lock-metrics');
       /* eslint-enable @typescript-eslint/no-require-imports */
       expect(LockMetrics.create(false)).toBeUndefined();
     });

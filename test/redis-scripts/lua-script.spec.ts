@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../../lib/engine/redis/lua-script';
+import { LuaScript } from '../../lib/stores/redis/lua-script';
 import { suiteRedis } from '../support/suite-redis';
 
 describe('LuaScript: a call that meets NOSCRIPT is answered, never refused', () => {

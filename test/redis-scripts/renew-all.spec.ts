@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../../lib/engine/redis/lock-scripts';
+import { LockScripts } from '../../lib/stores/redis/lock-scripts';
 import { suiteRedis } from '../support/suite-redis';
 import { fairLock, renewAll, rwLock, type RenewHold } from './script-kit';
 

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
-import { LuaScript } from '../../lib/engine/redis/lua-script';
-import { CALLS_PER_WRITE } from '../../lib/engine/redis/write-batching';
+import { LuaScript } from '../../lib/stores/redis/lua-script';
+import { CALLS_PER_WRITE } from '../../lib/stores/redis/write-batching';
 import { suiteRedis } from '../support/suite-redis';
 
 /** Counts the writes (write and writev system calls) `socket` makes until `restore()`. */

@@ -4,7 +4,7 @@
  * poll: no lock key for a lock, fewer live permits than the semaphore's limit.
  */
 import type { Cluster, Redis } from 'ioredis';
-import { permitsName } from '../../lib/engine/redis/redis-names';
+import { permitsName } from '../../lib/stores/redis/redis-names';
 import { micros } from './soak-records';
 import { CHECKER_RESOURCES, SEM, SEMAPHORE_PERMITS, type FreeStretch } from './checker-records';
 

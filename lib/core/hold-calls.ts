@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import { LockError, LockLostError, LockRedisError, messageOf } from '../errors';
+import { now } from '../time/clock';
+import { LockHold } from './lock-hold';
+import { GivenOwners } from './given-owners';
+import type { LockHolds } from './lock-holds';
+import type { LockObserver } from './lock-observer';
+import type { ResolvedLockOptions } from './options/lock-options';
+import {
+  isConnectionError,
+  StoreUnreachableError,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockStore,
+  type LockTarget,
+} from '../store/lock-store';
+import { resolvesWithin, sleep } from '../time/time-limit';
+import type { LockWaiters } from './waiting/lock-waiters';
+
+/** How long a release after a known loss, or at shutdown, waits for the store, ms. */
+const FINAL_RELEASE_TIMEOUT = 500;
+/** Delay between tries to free a grant whose answer was lost, ms. */
+const CLEANUP_RETRY_DELAY = 200;
+
+/** What an attempt may add to the plain one. */
+export interface AttemptExtra {
+  /** The owner id to use (a fair waiter's, or a write holder's for a downgrade). */
+  readonly owner?: string;
+  /** Fields of the store request (`fair`: queue, placeTimeout). */
+  readonly request?: { readonly queue?: boolean; readonly placeTimeout?: number };
+  /** Gets the store's refusal (a group's busy member). */
+  readonly refused?: (reply: { readonly ttl: number; readonly busy?: number }) => void;
+}
+
+/** What the store calls need from the engine. */
+export interface HoldCallsDriver {
+  readonly logger: { warn(message: string): void };
+  readonly observer: LockObserver | undefined;
+  /** The shutdown error once close() began. */
+  closing(): LockError | undefined;
+  /** Reports a loss found by a release. */
+  report(error: LockLostError): void;
+}
+
+/**
+ * The engine's calls to the store, each with its guarantees: an acquire attempt has a fresh
+ * owner id and a time bound, and frees a grant that comes too late or whose answer was lost; a
+ * release is bounded and reports a loss it finds; a hold nobody uses is dropped quietly.
+ */
+export class HoldCalls {
+  /** This engine's id: the first half of every owner id. */
+  private readonly clientId = randomUUID();
+  private ownerSeq = 0;
+  /** Attempts sent and not yet settled; drained() waits for them. */
+  private inFlight = 0;
+  /** Owner ids given by callers, so a timed-out attempt never frees a newer one's hold. */
+  private readonly givenOwners = new GivenOwners();
+  private whenDrained: (() => void) | undefined;
+
+  constructor(
+    private readonly store: LockStore,
+    private readonly holds: LockHolds,
+    private readonly waiters: LockWaiters,
+    private readonly driver: HoldCallsDriver,
+  ) {}
+
+  /**
+   * At shutdown (new acquires already refused, waiters rejected): lets holds in use finish for
+   * `timeout` ms, then loses (tells) and frees those still held, and waits for attempts in
+   * flight so a late grant is freed; Redis gets FINAL_RELEASE_TIMEOUT ms to answer.
+   */
+  async finish(timeout: number): Promise<void> {
+    // Grants already answered reach their (rejected) waiters and are dropped, not "lost".
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const deadline = now() + timeout;
+    while (this.holds.size > 0 && now() < deadline) await sleep(Math.min(50, deadline - now()));
+    const remaining = this.holds.all();
+    for (const hold of remaining) {
+      this.holds.lose(
+        hold,
+        `the application shut down while its work still ran (shutdownTimeout ${timeout} ms), so it was released`,
+      );
+    }
+    const releasing = Promise.all([...remaining.map((hold) => this.drop(hold)), this.drained()]);
+    if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
+      this.driver.logger.warn(
+        `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
+      );
+    }
+  }
+
+  /** Resolves once no attempt is in flight. */
+  drained(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.whenDrained = resolve));
+  }
+
+  /** A new owner id: `<client uuid>:<sequence number>`, never used before. */
+  newOwner(): string {
+    return `${this.clientId}:${++this.ownerSeq}`;
+  }
+
+  /**
+   * One acquire attempt, by a fresh owner id unless `extra.owner` names one: the hold, or how
+   * long the holder's lease still runs (`extra.refused` also gets the store's answer). Bounded
+   * in time (the wait, kept between a third of the lease and the lease); a grant that comes
+   * later, or is read past its hand-over time (LockHold.handOverBy), is freed, and so is one
+   * whose answer was lost. `then` maps the result in the step that reads the answer.
+   */
+  attempt<R = LockHold | number>(
+    target: LockTarget,
+    opts: ResolvedLockOptions,
+    extra?: AttemptExtra,
+    then?: (result: LockHold | number) => R | Promise<R>,
+  ): Promise<R> {
+    const closing = this.driver.closing();
+    if (closing) return Promise.reject(closing);
+    const given = extra?.owner !== undefined;
+    const owner = extra?.owner ?? this.newOwner();
+    const seq = given ? this.givenOwners.sent(owner) : 0;
+    // A newer attempt of this owner id answers for its hold (never true of a fresh id).
+    const superseded = () => given && this.givenOwners.superseded(owner, seq);
+    const { key } = target;
+    const { leaseTime, fencing, syncReplicas } = opts;
+    const sentAt = now();
+    const limit = Math.min(Math.max(opts.waitTime, leaseTime / 3), leaseTime);
+    this.inFlight++;
+    return new Promise<R>((resolve, reject) => {
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined = undefined;
+      // A literal of one shape (no spread) on the common path: this runs for every lock call.
+      const request: AcquireRequest = {
+        kind: target.kind,
+        key,
+        name: target.name,
+        names: target.names,
+        permits: target.permits,
+        owner,
+        leaseTime,
+        fencing,
+        syncReplicas,
+        queue: extra?.request?.queue,
+        placeTimeout: extra?.request?.placeTimeout,
+      };
+      const answered = (reply: AcquireReply) => {
+        // Late, and a newer attempt of the owner id was sent: that one holds what this got.
+        const replaced = timedOut && superseded();
+        this.settled(timer, given ? owner : undefined);
+        if (replaced) return;
+        if (!reply.granted) extra?.refused?.(reply);
+        let result: LockHold | number;
+        try {
+          result = this.granted(reply, target, owner, opts, sentAt);
+          // An answer after the bound: the caller has moved on, so a late grant is freed.
+          if (!timedOut) resolve(then ? then(result) : (result as R));
+          else if (typeof result !== 'number') void this.drop(result);
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const failed = (error: unknown) => {
+        this.settled(timer, given ? owner : undefined);
+        if (timedOut) return;
+        // A script that failed midway may have written the lock (Redis keeps a script's writes).
+        if (error instanceof LockRedisError && !(error instanceof StoreUnreachableError))
+          void this.cleanup(target, owner, sentAt + leaseTime, superseded);
+        reject(error);
+      };
+      if (this.store.acquireInto) this.store.acquireInto(request, answered, failed);
+      else this.store.acquire(request).then(answered, failed);
+      // Set once the request is on its way (the store answers in a later step), so it overlaps
+      // the round trip instead of delaying the request.
+      timer = setTimeout(() => {
+        timedOut = true;
+        void this.cleanup(target, owner, sentAt + leaseTime, superseded);
+        reject(new LockRedisError(key, 'acquire', new Error(`no answer within ${limit} ms`)));
+      }, limit);
+      timer.unref();
+    });
+  }
+
+  /** An attempt settled: stop its bound, forget its given owner id, wake close() after the last. */
+  private settled(timer: NodeJS.Timeout | undefined, owner: string | undefined): void {
+    clearTimeout(timer);
+    if (owner !== undefined) this.givenOwners.settled(owner);
+    if (--this.inFlight === 0) this.whenDrained?.();
+  }
+
+  private granted(
+    reply: AcquireReply,
+    target: LockTarget,
+    owner: string,
+    opts: ResolvedLockOptions,
+    sentAt: number,
+  ): LockHold | number {
+    if (!reply.granted) return reply.ttl;
+    const { leaseTime, watchdog } = opts;
+    const hold = new LockHold(target, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
+    hold.syncReplicas = opts.syncReplicas;
+    hold.shared = reply.shared === true;
+    const closing = this.driver.closing();
+    if (closing) {
+      // close() began while the store granted it: nobody will release it later, so free it now.
+      void this.drop(hold);
+      throw closing;
+    }
+    // Read too late to be of use (a stalled event loop): freed and counted as busy (its release
+    // goes out ahead of the caller's next attempt).
+    if (now() >= hold.handOverBy) {
+      void this.drop(hold);
+      return 0;
+    }
+    this.holds.add(hold);
+    return hold;
+  }
+
+  /** Frees an entry's hold in the store; rejects with LockLostError when it had been lost. */
+  release(hold: LockHold): Promise<void> {
+    const lost = hold.lostError;
+    if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
+    hold.released = true;
+    return new Promise<void>((resolve, reject) => {
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined = undefined;
+      const answered = (listeners: number | null) => {
+        clearTimeout(timer);
+        if (timedOut) return;
+        if (lost) return reject(lost);
+        if (listeners !== null) {
+          this.waiters.released(hold, listeners);
+          this.driver.observer?.released(hold.key, now() - hold.sentAt);
+          return resolve();
+        }
+        const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
+        this.driver.report(error);
+        reject(error);
+      };
+      const failed = (error: unknown) => {
+        clearTimeout(timer);
+        if (timedOut) return;
+        // The lock stays until its lease ends (unrenewed) or a release retried here gets through.
+        const retried = isConnectionError(error);
+        if (retried) void this.cleanup(hold, hold.owner, now() + hold.leaseTime, () => false);
+        this.driver.logger.warn(
+          `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms${retried ? ' unless a release gets through before' : ''}.`,
+        );
+        if (lost) reject(lost);
+        else resolve();
+      };
+      // As for an attempt, the request goes first: the rest overlaps its round trip.
+      try {
+        if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
+        else this.store.release(hold).then(answered, failed);
+      } finally {
+        this.holds.remove(hold);
+      }
+      // After a known loss, or with the lease already over, the answer matters little: bounded.
+      const limit = lost
+        ? FINAL_RELEASE_TIMEOUT
+        : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
+      timer = setTimeout(() => {
+        timedOut = true;
+        if (lost) reject(lost);
+        else {
+          this.driver.logger.warn(
+            `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
+          );
+          resolve();
+        }
+      }, limit);
+      timer.unref();
+    });
+  }
+
+  /** Frees a hold nobody uses (abandoned, late, or at shutdown), quietly. */
+  async drop(hold: LockHold): Promise<void> {
+    this.holds.remove(hold);
+    if (hold.released) return;
+    hold.released = true;
+    const listeners = await this.store.release(hold).catch(() => null);
+    if (listeners !== null) this.waiters.released(hold, listeners);
+  }
+
+  /** Frees what an attempt with a lost answer may have taken, retrying until `until`. */
+  private async cleanup(
+    target: LockTarget,
+    owner: string,
+    until: number,
+    superseded: () => boolean,
+  ): Promise<void> {
+    // Each release goes out on the connection ahead of any later attempt of the owner id; once
+    // one was sent, a retry here could free what that attempt got.
+    while (now() < until && !superseded()) {
+      try {
+        const listeners = await this.store.release({ ...target, owner });
+        if (listeners !== null) this.waiters.released(target, listeners);
+        return;
+      } catch (error) {
+        if (!isConnectionError(error)) return;
+        await sleep(CLEANUP_RETRY_DELAY);
+      }
+    }
+  }
+}

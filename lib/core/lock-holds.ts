@@ -1,0 +1,126 @@
+import type { LockLostError } from '../errors';
+import type { HoldKeeper, LockHold } from './lock-hold';
+import type { LockStore } from '../store/lock-store';
+import { unrenewedReason, Watchdog } from './watchdog';
+import { now } from '../time/clock';
+
+/** What the holds report to the engine. */
+export interface HoldsDriver {
+  /** A hold was lost while held (its signal is aborted already). Called once per hold. */
+  lost(error: LockLostError): void;
+  /** A renewal call failed; renewal goes on. */
+  renewalFailed(error: unknown): void;
+  /** Runs `fn` outside every lock's call chain. */
+  outside<T>(fn: () => T): T;
+}
+
+/**
+ * The holds this process has in the store (several per name for read holds and permits; a
+ * group under each member's name): each kept alive by the watchdog,
+ * or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
+ * call chain, so listeners never run as another chain's owner.
+ */
+export class LockHolds implements HoldKeeper {
+  /** Holds with an explicit lease; the watchdog keeps the others (the two never share one). */
+  private readonly leased = new Set<LockHold>();
+  /** The holds under each name: one hold as itself (the common case: no set built), more as a set. */
+  private readonly byName = new Map<string, LockHold | Set<LockHold>>();
+  private readonly watchdog: Watchdog;
+
+  constructor(
+    store: LockStore,
+    leaseTime: number,
+    private readonly driver: HoldsDriver,
+  ) {
+    this.watchdog = new Watchdog(leaseTime, {
+      renew: (holds, lease) => store.renew(holds, lease),
+      lost: (hold, reason) => this.lose(hold, reason),
+      failed: (error) => driver.renewalFailed(error),
+      outside: <T>(fn: () => T): T => driver.outside(fn),
+    });
+  }
+
+  /** How many locks this process holds. */
+  get size(): number {
+    return this.leased.size + this.watchdog.size;
+  }
+
+  /** Every hold, for shutdown. */
+  all(): LockHold[] {
+    return [...this.watchdog.values(), ...this.leased];
+  }
+
+  /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
+  add(hold: LockHold): void {
+    hold.keeper = this;
+    if (hold.names === undefined) this.index(hold.name, hold);
+    else for (const name of hold.names) this.index(name, hold);
+    if (hold.watchdog) {
+      this.watchdog.add(hold);
+      return;
+    }
+    this.leased.add(hold);
+    hold.expiryTimer = this.driver.outside(() =>
+      setTimeout(() => this.lose(hold, leaseEndedReason(hold)), hold.validUntil - now()),
+    );
+    hold.expiryTimer.unref();
+  }
+
+  /** The holds of `name` this process has (as a group member too). */
+  named(name: string): readonly LockHold[] {
+    const holds = this.byName.get(name);
+    if (holds === undefined) return [];
+    return holds instanceof Set ? [...holds] : [holds];
+  }
+
+  /** Stops keeping `hold` (released, or being released). */
+  remove(hold: LockHold): void {
+    if (hold.names === undefined) this.unindex(hold.name, hold);
+    else for (const name of hold.names) this.unindex(name, hold);
+    if (hold.watchdog) {
+      this.watchdog.remove(hold);
+      return;
+    }
+    this.leased.delete(hold);
+    clearTimeout(hold.expiryTimer);
+  }
+
+  private index(name: string, hold: LockHold): void {
+    const holds = this.byName.get(name);
+    if (holds === undefined) this.byName.set(name, hold);
+    else if (holds instanceof Set) holds.add(hold);
+    else this.byName.set(name, new Set([holds, hold]));
+  }
+
+  /** Forgets `hold` under `name`; a no-op when it is not there (a hold may be removed twice). */
+  private unindex(name: string, hold: LockHold): void {
+    const holds = this.byName.get(name);
+    if (holds === hold) this.byName.delete(name);
+    else if (holds instanceof Set && holds.delete(hold) && holds.size === 0)
+      this.byName.delete(name);
+  }
+
+  /** A read of `hold` found its lease deadline passed before a timer did (a stalled loop). */
+  expired(hold: LockHold): void {
+    this.lose(hold, hold.watchdog ? unrenewedReason(hold.leaseTime) : leaseEndedReason(hold));
+  }
+
+  /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */
+  lose(hold: LockHold, reason: string): void {
+    this.driver.outside(() => {
+      if (!hold.lose(reason)) return;
+      this.remove(hold);
+      this.driver.lost(hold.lostError!);
+    });
+  }
+
+  /** Stops the watchdog (shutdown). */
+  stop(): void {
+    this.watchdog.stop();
+  }
+}
+
+/** Why a hold with an explicit lease was lost when it ran out. */
+function leaseEndedReason(hold: LockHold): string {
+  return `its explicit lease of ${hold.leaseTime} ms expired`;
+}

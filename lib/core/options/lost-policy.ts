@@ -1,0 +1,11 @@
+import type { LockLostError } from '../../errors';
+import type { LockLostPolicy } from './lock-options';
+
+/**
+ * Applies an `onLockLost` policy to a loss found when locked work ended: throws the error
+ * (`'throw'`), ignores it, or hands it to the callback (whose own error propagates).
+ */
+export function applyLostPolicy(error: LockLostError, policy: LockLostPolicy): void {
+  if (policy === 'throw') throw error;
+  if (typeof policy === 'function') policy(error);
+}

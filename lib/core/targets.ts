@@ -1,0 +1,139 @@
+import { LockKeyError, LockOptionsError } from '../errors';
+import type { LockTarget } from '../store/lock-store';
+import type { LockMode } from './options/lock-options';
+import { assertKnownOptions, describe, lockName } from './options/validate';
+
+export type { LockMode };
+
+/** One lock key, or the keys of a multi-lock (all or none). */
+export type LockKeys = string | readonly string[];
+
+/** Most keys a multi-lock takes at once. */
+export const MAX_GROUP_KEYS = 64;
+
+/** The target of a plain, fair, read or write lock on `key`. */
+export function lockTarget(
+  prefix: string,
+  key: string,
+  mode: LockMode | undefined,
+  fair: boolean,
+): LockTarget {
+  const name = lockName(prefix, key);
+  return { kind: mode ?? (fair ? 'fair' : 'lock'), key, name };
+}
+
+/** A multi-lock's target, with its keys as given (one per name). */
+export interface GroupTarget extends LockTarget {
+  readonly keys: readonly string[];
+}
+
+/** The keys of a target, one per store name (a single lock's: its key). */
+export function targetKeys(target: LockTarget): readonly string[] {
+  return (target as Partial<GroupTarget>).keys ?? [target.key];
+}
+
+/**
+ * The target of a multi-lock on `keys` (LockKeyError unless a non-empty array of at most
+ * MAX_GROUP_KEYS valid keys), duplicates counted once. A single distinct key is a plain lock.
+ */
+export function groupTarget(prefix: string, keys: readonly unknown[]): LockTarget {
+  if (keys.length === 0) throw new LockKeyError('A multi-lock needs at least one key, got [].');
+  if (keys.length > MAX_GROUP_KEYS) {
+    throw new LockKeyError(
+      `A multi-lock takes at most ${MAX_GROUP_KEYS} keys at once, got ${keys.length}.`,
+    );
+  }
+  const distinct = [...new Set(keys)];
+  const names = distinct.map((key) => lockName(prefix, key));
+  const key = (distinct as string[]).join(', ');
+  if (distinct.length === 1) return { kind: 'lock', key, name: names[0] };
+  const group: GroupTarget = {
+    kind: 'multi',
+    key,
+    name: names[0],
+    names,
+    keys: distinct as string[],
+  };
+  return group;
+}
+
+/** The target of a permit of semaphore `key` (LockOptionsError unless `{ permits }` is valid). */
+export function permitTarget(prefix: string, key: string, options: unknown): LockTarget {
+  if (typeof options !== 'object' || options === null) {
+    throw new LockOptionsError('options', `expected { permits }, got ${describe(options)}.`);
+  }
+  assertKnownOptions(options, ['permits']);
+  const { permits } = options as { permits?: unknown };
+  assertPermits(permits);
+  return { kind: 'permit', key, name: lockName(prefix, key), permits };
+}
+
+/**
+ * The target of a lock call on `keys`: a plain, fair or read-write lock, or a multi-lock (an
+ * array; plain locks only).
+ */
+export function callTarget(
+  prefix: string,
+  keys: LockKeys,
+  mode: LockMode | undefined,
+  fair: boolean,
+): LockTarget {
+  if (!Array.isArray(keys)) return lockTarget(prefix, keys as string, mode, fair);
+  if (mode !== undefined || fair) {
+    throw new LockOptionsError(
+      fair ? 'fair' : 'mode',
+      'a multi-lock (a list of keys) takes plain locks only.',
+    );
+  }
+  return groupTarget(prefix, keys);
+}
+
+/** Checks a semaphore's `permits`: a whole number from 1 to 1 000 000. */
+export function assertPermits(value: unknown): asserts value is number {
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 1_000_000) {
+    throw new LockOptionsError(
+      'permits',
+      `expected a whole number of permits from 1 to 1000000, got ${describe(value)}.`,
+    );
+  }
+}
+
+/**
+ * What a call chain holds, for re-entry: plain and fair locks (and a group's members) of one
+ * name are one exclusive lock; the read and the write hold of a read-write lock, and a
+ * semaphore's permit, are each their own. A held entry is found by this family and its name,
+ * compared apart, so no key can pass for another kind's (any character may be in a key).
+ */
+export type HoldFamily = 'lock' | 'read' | 'write' | 'permit';
+
+/** The family of a hold of `kind` (see HoldFamily). */
+export function holdFamily(kind: LockTarget['kind']): HoldFamily {
+  switch (kind) {
+    case 'read':
+    case 'write':
+    case 'permit':
+      return kind;
+    default:
+      return 'lock';
+  }
+}
+
+/**
+ * The local wait queues (one per release channel): plain locks (and groups waiting for one
+ * member), read-write locks (readers and writers together), semaphores. A queue is found by
+ * this family and the lock's name, kept apart (see HoldFamily).
+ */
+export type QueueFamily = 'lock' | 'rw' | 'permit';
+
+/** The family of the queue a target's waiters share (see QueueFamily). */
+export function queueFamily(kind: LockTarget['kind']): QueueFamily {
+  switch (kind) {
+    case 'read':
+    case 'write':
+      return 'rw';
+    case 'permit':
+      return 'permit';
+    default:
+      return 'lock';
+  }
+}

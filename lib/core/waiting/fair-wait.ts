@@ -1,0 +1,200 @@
+import { unsynced, type Busy } from '../busy';
+import { now } from '../../time/clock';
+import type { HoldCalls } from '../hold-calls';
+import type { LockHold } from '../lock-hold';
+import type { ResolvedLockOptions } from '../options/lock-options';
+import { isConnectionError, type LockStore, type LockTarget } from '../../store/lock-store';
+import { DeadlineTimer } from '../../time/time-limit';
+import type { ChannelListener, LockWaiters } from './lock-waiters';
+
+/** Delay before trying again after an attempt failed on the connection, ms. */
+const CONNECTION_RETRY_DELAY = 100;
+
+/** What a fair acquisition needs of the engine. */
+export interface FairDriver {
+  readonly store: LockStore;
+  readonly calls: HoldCalls;
+  readonly waiters: LockWaiters;
+  /** Place timeout of fair waiters, ms. */
+  readonly fairQueueTimeout: number;
+  /** Retry delay when the holder's lock has no lease (a foreign lock), ms. */
+  readonly noLeaseRetry: number;
+}
+
+/**
+ * Takes a fair lock: a no-wait try leaves no trace; a waiter joins the queue in the store with
+ * its first attempt, then waits for its turn on its own channel and for releases of the plain
+ * lock of the name (see FairWait). The hold, or null when the wait is over (`busy` gets the
+ * holder's lease). A grant undone for want of replica acknowledgements is tried again within
+ * the wait, the waiter back at the head of the queue.
+ */
+export async function takeFair(
+  driver: FairDriver,
+  target: LockTarget,
+  opts: ResolvedLockOptions,
+  busy: Busy,
+): Promise<LockHold | null> {
+  const { calls, store, waiters } = driver;
+  const owner = calls.newOwner();
+  const queue = opts.waitTime > 0;
+  const extra = { owner, request: { queue, placeTimeout: driver.fairQueueTimeout } };
+  const attempt = () =>
+    calls.attempt(target, opts, extra).then(
+      (result) => {
+        if (typeof result === 'number') busy.leaseEnds = now() + result;
+        return result;
+      },
+      (error: unknown) => unsynced(error, busy),
+    );
+  const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false, ...extra.request };
+  // A first attempt that failed may still have queued the waiter: it leaves (best effort).
+  const first = await attempt().catch(async (error: unknown) => {
+    if (queue) await store.leave(request).catch(() => undefined);
+    throw error;
+  });
+  if (typeof first !== 'number') return first;
+  if (!queue) return null;
+  const channel = store.channel(target, owner);
+  const plain = store.channel({ ...target, kind: 'lock' }, '');
+  const unsubscribe = (listener: ChannelListener) => {
+    waiters.unlisten(channel, listener);
+    return Promise.all([
+      store.unsubscribe(channel),
+      waiters.stopAlsoListening(plain, listener),
+    ]).then(() => undefined);
+  };
+  const wait = new FairWait(
+    {
+      attempt,
+      leave: () => store.leave(request),
+      subscribe: (listener) => {
+        waiters.listen(channel, listener);
+        // A failed SUBSCRIBE leaves no listener behind (the acquire then fails with its error).
+        const subscribed = [store.subscribe(channel), waiters.alsoListen(plain, listener)];
+        return Promise.all(subscribed).then(
+          () => undefined,
+          async (error: unknown) => {
+            await unsubscribe(listener).catch(() => undefined);
+            throw error;
+          },
+        );
+      },
+      unsubscribe,
+    },
+    opts.waitTime,
+    Math.max(1, Math.floor(driver.fairQueueTimeout / 3)),
+    opts.signal,
+  );
+  return wait.run(driver.noLeaseRetry);
+}
+
+/** What a fair waiter needs: its attempts, its channel, and leaving the queue. */
+export interface FairWaitHost {
+  /** One attempt by this waiter's owner id (it joins, or keeps, its place in the queue). */
+  attempt(): Promise<LockHold | number>;
+  /** Leaves the queue in the store (best effort: a place also ends with its timeout). */
+  leave(): Promise<void>;
+  /** Starts routing the messages of this waiter's channels here and subscribes to them. */
+  subscribe(listener: ChannelListener): Promise<void>;
+  unsubscribe(listener: ChannelListener): Promise<void>;
+}
+
+/**
+ * One waiter for a fair lock (Redisson's RFairLock): every attempt uses the same owner id, so it
+ * keeps its place in the queue in Redis, and it waits on its own channel, where a release tells
+ * only the queue's head (and on the plain lock's, for releases of a plain holder). It tries
+ * again when told, when the wait the store asked for is over (the holder's lease, or the
+ * deadline of the waiter ahead: a dead waiter is dropped then), after a connection error, and
+ * at least every `renewEvery` ms: each attempt renews its place, which lasts the place timeout
+ * from the attempt, so its place never runs out while it lives, whatever others do. Giving up
+ * (timeout, abort, shutdown) leaves the queue at once.
+ */
+export class FairWait implements ChannelListener {
+  private wake: (() => void) | undefined;
+  /** Ends a sleep (never early: the store's wait is measured from its answer). */
+  private readonly timer = new DeadlineTimer(() => this.wake?.());
+  private closed: Error | undefined;
+  private notified = false;
+
+  constructor(
+    private readonly host: FairWaitHost,
+    private readonly waitTime: number,
+    /** The longest sleep between two attempts, ms: well within the place timeout. */
+    private readonly renewEvery: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** Resolves the hold, or null when the wait is over; rejects on abort or shutdown. */
+  async run(firstRetry: number): Promise<LockHold | null> {
+    const deadline = now() + this.waitTime;
+    const onAbort = () => this.wake?.();
+    this.signal?.addEventListener('abort', onAbort);
+    let subscribed = false;
+    try {
+      await this.host.subscribe(this);
+      subscribed = true;
+      // A turn announced before the subscription took effect is caught by this attempt.
+      let retry = 0;
+      for (;;) {
+        this.check();
+        const result = await this.attemptOnce().catch((error: unknown) => {
+          if (!isConnectionError(error)) throw error;
+          return CONNECTION_RETRY_DELAY;
+        });
+        if (typeof result !== 'number') return result;
+        retry = result === Infinity ? firstRetry : result;
+        const left = deadline - now();
+        if (left <= 0) {
+          await this.host.leave().catch(() => undefined);
+          return null;
+        }
+        await this.sleep(Math.min(retry, left, this.renewEvery));
+      }
+    } catch (error) {
+      await this.host.leave().catch(() => undefined);
+      throw error;
+    } finally {
+      this.signal?.removeEventListener('abort', onAbort);
+      this.timer.cancel();
+      if (subscribed) void this.host.unsubscribe(this).catch(() => undefined);
+    }
+  }
+
+  notice(): void {
+    this.notified = true;
+    this.wake?.();
+  }
+
+  reconnected(): void {
+    this.notice();
+  }
+
+  close(reason: unknown): void {
+    this.closed = reason instanceof Error ? reason : new Error('The lock service was closed.');
+    this.wake?.();
+  }
+
+  private attemptOnce(): Promise<LockHold | number> {
+    this.notified = false;
+    return this.host.attempt();
+  }
+
+  private check(): void {
+    this.signal?.throwIfAborted();
+    if (this.closed !== undefined) throw this.closed;
+  }
+
+  /** Waits `delay` ms, or until told, aborted or closed. */
+  private sleep(delay: number): Promise<void> {
+    if (this.notified || this.signal?.aborted || this.closed !== undefined)
+      return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.wake = () => {
+        this.wake = undefined;
+        this.timer.cancel();
+        resolve();
+      };
+      this.timer.start(delay);
+    });
+  }
+}

@@ -1,0 +1,281 @@
+import { Inject, Logger } from '@nestjs/common';
+import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants';
+import { Observable, isObservable, lastValueFrom } from 'rxjs';
+import {
+  assertRunPolicies,
+  LOCKED_OPTION_NAMES,
+  type RunOptions,
+} from '../../core/options/lock-options';
+import {
+  assertBoolean,
+  assertKnownOptions,
+  assertLeaseTime,
+  assertWaitTime,
+  describe,
+} from '../../core/options/validate';
+import {
+  checkBuiltKey,
+  checkBuiltKeys,
+  compileKeyTemplate,
+  compileKeyTemplates,
+  type KeyBuilder,
+} from './key-template';
+import { LockError, LockKeyError, LockOptionsError } from '../../errors';
+import { LockService } from '../lock.service';
+import { lockedObservable, type GuardedRun } from './locked-observable';
+import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from '../redis-lock.constants';
+
+/** Options of `@Locked`: exactly one of `key` (one lock) and `keys` (a multi-lock). */
+export interface LockedOptions extends Omit<RunOptions, 'signal'> {
+  /**
+   * The lock key: a template (`'order:<0>'`, `'order:<0.id>:<1>'`) or a function of the
+   * method's arguments returning the key.
+   */
+  // `any`: the function is typed by the user with the method's own parameter types.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  key?: string | ((...args: any[]) => string);
+  /**
+   * The keys of a multi-lock (all or none, deadlock-free): a list of templates
+   * (`['account:<0>', 'account:<1>']`) or a function of the method's arguments returning the
+   * list. Plain locks only (no `mode`, no `fair`).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  keys?: readonly string[] | ((...args: any[]) => readonly string[]);
+}
+
+/** A method `@Locked` can wrap: one returning a Promise or an Observable. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>;
+
+/** A method decorator that accepts only methods returning a Promise or an Observable. */
+export type LockedDecorator = <M extends LockableMethod>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => TypedPropertyDescriptor<M>;
+
+/** What a guard decorator (`@Locked`, `@Semaphore`) knows of the method it decorates. */
+export interface DecoratedMethod {
+  readonly target: object;
+  readonly propertyKey: string | symbol;
+  readonly method: (...args: unknown[]) => unknown;
+  /** `@Locked on Class.method`, for messages. */
+  readonly where: string;
+}
+
+/** Runs a body under the guard for one call's arguments (throws on bad arguments). */
+export type CallGuard = (
+  args: unknown[],
+) => (locks: LockService, body: () => Promise<unknown>, signal?: AbortSignal) => Promise<unknown>;
+
+/**
+ * Runs the method while holding a distributed lock whose key is built from its arguments,
+ * releasing it in `finally`. `<N>` is argument N as the method receives it (after pipes),
+ * `<N.a.b>` a property path into it. A list of templates (or `keys`) takes a multi-lock: every
+ * key or none. Works on controller handlers and provider methods that return a Promise (declare
+ * them `async`) or an Observable: the latter holds the lock from subscription until it
+ * completes, errors or is unsubscribed. The class gets LockService as a hidden property
+ * dependency, so Nest injects its application's LockService in every scope (singleton,
+ * request, transient, lazily loaded modules).
+ *
+ * @example @Locked('order:pay:<0>')
+ * @example @Locked('order:<0.id>', { waitTime: 0, onBusy: 'skip' })
+ * @example @Locked({ key: (dto: PayDto) => `order:${dto.orderId}` })
+ * @example @Locked(['account:<0>', 'account:<1>'])
+ * @example @Locked({ keys: (from: string, to: string) => [`account:${from}`, `account:${to}`] })
+ */
+export function Locked(
+  template: string | readonly string[],
+  options?: Omit<LockedOptions, 'key' | 'keys'>,
+): LockedDecorator;
+export function Locked(options: LockedOptions): LockedDecorator;
+export function Locked(
+  templateOrOptions: string | readonly string[] | LockedOptions,
+  maybeOptions?: Omit<LockedOptions, 'key' | 'keys'>,
+): LockedDecorator {
+  let options: LockedOptions;
+  if (Array.isArray(templateOrOptions)) {
+    options = { ...maybeOptions, keys: templateOrOptions };
+  } else if (typeof templateOrOptions === 'object' && templateOrOptions !== null) {
+    options = templateOrOptions as LockedOptions;
+  } else {
+    options = { ...maybeOptions, key: templateOrOptions };
+  }
+  const runOptions = checkLockedOptions(options);
+  return guardDecorator('@Locked', (decorated) => {
+    const build = keysBuilder(options, decorated);
+    return (args) => {
+      const keys = build(args);
+      return (locks, body, signal) =>
+        locks.run(keys, body, signal ? { ...runOptions, signal } : runOptions);
+    };
+  });
+}
+
+/**
+ * The decorator shared by `@Locked` and `@Semaphore`: `prepare` (at decoration time) checks
+ * what it can and returns the call guard; the wrapper finds the instance's LockService and runs
+ * the method under the guard, for Promise and Observable methods alike.
+ */
+export function guardDecorator(
+  name: string,
+  prepare: (decorated: DecoratedMethod) => CallGuard,
+): LockedDecorator {
+  return <M extends LockableMethod>(
+    target: object,
+    propertyKey: string | symbol,
+    descriptor: TypedPropertyDescriptor<M>,
+  ): TypedPropertyDescriptor<M> => {
+    const where = `${name} on ${className(target)}.${String(propertyKey)}`;
+    const method: unknown = descriptor.value;
+    if (typeof method !== 'function') {
+      throw new LockOptionsError(name, `${where}: ${name} applies to methods only.`);
+    }
+    const original = method as (...args: unknown[]) => unknown;
+    const guard = prepare({ target, propertyKey, method: original, where });
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    const returnsObservable = returnType === Observable;
+    let warnedKey = false;
+
+    const guarded = function (this: object, ...args: unknown[]): unknown {
+      let locks: LockService;
+      let run: ReturnType<CallGuard>;
+      try {
+        locks = lockServiceOf(this, where, name);
+        run = guard(args);
+      } catch (error) {
+        if (error instanceof LockKeyError && !warnedKey) {
+          warnedKey = true; // the caller's input, usually: once per method, not per request
+          new Logger(LOGGER_CONTEXT).warn(
+            `${error.message} (A bad key argument, answered 400 where the module maps errors; logged once per method.)`,
+          );
+        }
+        return returnsObservable
+          ? new Observable((subscriber) => subscriber.error(error))
+          : Promise.reject(error);
+      }
+      if (returnsObservable) {
+        const runObservable: GuardedRun = (body, signal) => run(locks, body, signal);
+        return lockedObservable(runObservable, () => original.apply(this, args), where);
+      }
+      return run(locks, async () => {
+        const result = await original.apply(this, args);
+        return isObservable(result) ? warnAndDrain(result, where) : result;
+      });
+    };
+
+    copyMetadata(original, guarded);
+    Object.defineProperty(guarded, 'name', { value: original.name });
+    Object.defineProperty(guarded, 'length', { value: original.length });
+    descriptor.value = guarded as M;
+    if (typeof target !== 'function') declareLockService(target);
+    return descriptor;
+  };
+}
+
+const LOCKED_NAMES = [...LOCKED_OPTION_NAMES, 'keys'];
+
+function checkLockedOptions(options: LockedOptions): RunOptions {
+  assertKnownOptions(options, LOCKED_NAMES);
+  const { key, keys, waitTime, leaseTime, fencing, ...policies } = options;
+  if (key !== undefined && keys !== undefined) {
+    throw new LockOptionsError(
+      'keys',
+      '@Locked takes one of key (one lock) and keys (a multi-lock), got both.',
+    );
+  }
+  if (keys !== undefined && (policies.mode !== undefined || policies.fair !== undefined)) {
+    throw new LockOptionsError(
+      policies.mode !== undefined ? 'mode' : 'fair',
+      'a multi-lock (a list of keys) takes plain locks only.',
+    );
+  }
+  if (waitTime !== undefined) assertWaitTime(waitTime);
+  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
+  if (fencing !== undefined) assertBoolean(fencing, 'fencing');
+  assertRunPolicies(policies);
+  return { ...policies, waitTime, leaseTime, fencing };
+}
+
+/** The builder of a call's key (`key`) or key list (`keys`). */
+function keysBuilder(
+  options: LockedOptions,
+  decorated: DecoratedMethod,
+): (args: readonly unknown[]) => string | string[] {
+  const { where } = decorated;
+  if (options.keys === undefined) return keyBuilder(options.key, decorated);
+  if (typeof options.keys === 'function') {
+    const build = options.keys as (...args: unknown[]) => unknown;
+    return (args) => checkBuiltKeys(build(...args), where);
+  }
+  return compileKeyTemplates(options.keys, paramCountOf(decorated), where, paramTypesOf(decorated));
+}
+
+/** The builder of one key from a template or a key function. */
+export function keyBuilder(key: unknown, decorated: DecoratedMethod): KeyBuilder {
+  if (typeof key === 'function') {
+    const build = key as (...args: unknown[]) => unknown;
+    return (args) => checkBuiltKey(build(...args), decorated.where);
+  }
+  return compileKeyTemplate(key, paramCountOf(decorated), decorated.where, paramTypesOf(decorated));
+}
+
+/** The method's declared parameter types (TypeScript's decorator metadata), when emitted. */
+function paramTypesOf({ target, propertyKey }: DecoratedMethod): unknown[] | undefined {
+  return Reflect.getMetadata('design:paramtypes', target, propertyKey) as unknown[] | undefined;
+}
+
+function paramCountOf(decorated: DecoratedMethod): number {
+  return Math.max(paramTypesOf(decorated)?.length ?? 0, decorated.method.length);
+}
+
+/**
+ * Declares a property injection of LockService on the class, once per class. Required, so an
+ * application that uses the class without RedisLockModule fails at startup (Nest resolves it
+ * for every scope then), naming the class and LOCK_SERVICE_REF's description: the fix.
+ */
+function declareLockService(prototype: object): void {
+  const declared = (Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? []) as {
+    key: unknown;
+  }[];
+  if (declared.some((dependency) => dependency.key === LOCK_SERVICE_REF)) return;
+  Inject(LockService)(prototype, LOCK_SERVICE_REF);
+}
+
+function lockServiceOf(instance: object, where: string, name: string): LockService {
+  const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[
+    LOCK_SERVICE_REF
+  ];
+  if (locks === undefined) {
+    throw new LockError(
+      `${where}: no LockService is bound to this instance. ${name} works on providers and ` +
+        'controllers that Nest created (any scope) in an application that imports ' +
+        'RedisLockModule or provides LockService. For instances created with new, inject ' +
+        `LockService and use run(). Got ${describe(instance)}.`,
+    );
+  }
+  return locks;
+}
+
+let warnedDrain = false;
+/** A method not declared as returning Observable returned one: hold the lock until it completes. */
+function warnAndDrain(source: Observable<unknown>, where: string): Promise<unknown> {
+  if (!warnedDrain) {
+    warnedDrain = true;
+    new Logger(LOGGER_CONTEXT).warn(
+      `${where} returned an Observable but its declared return type is not Observable; the lock ` +
+        'is held until it completes and the caller gets its last value. Declare `: Observable<T>`.',
+    );
+  }
+  return lastValueFrom(source, { defaultValue: undefined });
+}
+
+function copyMetadata(from: object, to: object): void {
+  for (const metadataKey of Reflect.getOwnMetadataKeys(from)) {
+    Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, from), to);
+  }
+}
+
+function className(target: object): string {
+  return typeof target === 'function' ? target.name : target.constructor.name;
+}

@@ -1,0 +1,71 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { MemoryLockStore } from '../stores/memory/memory-store';
+import {
+  IOREDIS_MAJOR,
+  openConnections,
+  type ClusterConfig,
+} from '../stores/redis/redis-connections';
+import { RedisStore } from '../stores/redis/redis-store';
+import type { LockStore } from '../store/lock-store';
+
+/** Quiet period between two logged connection errors of one connection, ms. */
+const CONNECTION_ERROR_LOG_INTERVAL = 5_000;
+
+/** Where the locks live: exactly one of the four (validated by the caller), and settings. */
+export interface StoreSource {
+  redis?: RedisOptions | string;
+  cluster?: ClusterConfig;
+  client?: Redis | Cluster;
+  store?: 'memory' | MemoryLockStore;
+  /** How long WAIT waits for the replicas a synced acquire asks for, ms. */
+  syncTimeout: number;
+}
+
+/** A LockStore as a service opens it: connected at startup, closed at shutdown. */
+export interface OpenedStore extends LockStore {
+  /** Connects; rejects naming the address and the cause after `timeout` ms. */
+  connect(timeout: number): Promise<void>;
+  /** Round-trip time to the store, ms. */
+  ping(): Promise<number>;
+  /** Closes what was opened here (connections, subscriptions); the user's own client stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store `source` names: a memory store connection, or a RedisStore on new
+ * connections (or the user's client), whose connection errors go to `warn`, rate-limited.
+ * On a Cluster with an ioredis below 6 (`ioredisMajor`: the one loaded unless a test says
+ * otherwise), warns once that release notices use classic pub/sub.
+ */
+export function openStore(
+  source: StoreSource,
+  warn: (message: string) => void,
+  ioredisMajor = IOREDIS_MAJOR,
+): OpenedStore {
+  if (source.store !== undefined) {
+    return (source.store === 'memory' ? MemoryLockStore.shared : source.store).connect();
+  }
+  const connections = openConnections(source, ioredisMajor);
+  logConnectionErrors(connections.subscriber, 'pub/sub', warn);
+  if (!source.client) logConnectionErrors(connections.client, 'command', warn);
+  if (connections.client.isCluster && !connections.canShard) {
+    warn(
+      `ioredis ${ioredisMajor} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
+    );
+  }
+  return new RedisStore(connections, source.syncTimeout);
+}
+
+function logConnectionErrors(
+  connection: { on(event: 'error', listener: (error: Error) => void): unknown },
+  role: string,
+  warn: (message: string) => void,
+): void {
+  let lastLogged = 0;
+  connection.on('error', (error: Error) => {
+    const time = Date.now();
+    if (time - lastLogged < CONNECTION_ERROR_LOG_INTERVAL) return;
+    lastLogged = time;
+    warn(`Redis ${role} connection error: ${error.message}`);
+  });
+}

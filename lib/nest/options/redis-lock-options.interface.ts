@@ -1,0 +1,90 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { MemoryLockStore } from '../../stores/memory/memory-store';
+import type { ClusterConfig } from '../../stores/redis/redis-connections';
+import type { LockLostPolicy } from '../../core/options/lock-options';
+import type { BusyStatus } from '../errors/lock-error-answer';
+import type { RedisErrorStatus } from '../errors/redis-error-answer';
+
+/** Options of `RedisLockModule.forRoot` / `forRootAsync`. */
+export interface RedisLockModuleOptions {
+  /**
+   * ioredis options or a `redis://` / `rediss://` URL; a Sentinel group with `sentinels` and
+   * `name`. The module opens its own connections (one for commands, one for pub/sub, both
+   * following the primary) and closes them on shutdown. Give exactly one of `redis`,
+   * `cluster`, `client` and `store`.
+   */
+  redis?: RedisOptions | string;
+  /**
+   * A Redis Cluster: `nodes` and `options` as ioredis' `new Cluster(nodes, options)` takes them.
+   * The module opens a Cluster client for commands and one for (sharded) pub/sub, and closes
+   * them on shutdown.
+   */
+  cluster?: ClusterConfig;
+  /**
+   * An ioredis `Redis` or `Cluster` you own: used for commands and duplicated once for pub/sub
+   * (the duplicate is closed on shutdown, your client never is).
+   */
+  client?: Redis | Cluster;
+  /**
+   * Keep the locks in this process's memory instead of Redis, for tests and single-process
+   * development: `'memory'` uses one store shared by every application in the process (as apps
+   * on one Redis share their locks); a `new MemoryLockStore()` of your own isolates a group of
+   * apps. Same semantics as Redis within the process (re-entry, waits, leases, loss, fencing),
+   * no exclusion across processes.
+   */
+  store?: 'memory' | MemoryLockStore;
+  /** Prepended to every lock key, e.g. `'billing:'` to keep apps on one Redis apart. Default none. */
+  keyPrefix?: string;
+  /** Watchdog lease in ms, renewed every third of it while the owner runs. Default 30 000. */
+  leaseTime?: number;
+  /** Default wait for `acquire`, `run` and `@Locked`, ms (Infinity: forever). Default 10 000. */
+  waitTime?: number;
+  /**
+   * Issue a fencing token on every outermost acquire, as Redisson's RFencedLock (a counter key
+   * per lock name, kept 7 days after its last use). Per call: the `fencing` option. Default false.
+   */
+  fencing?: boolean;
+  /** Default policy for a lock lost while `run`/`@Locked` work ran. Default `'throw'`. */
+  onLockLost?: LockLostPolicy;
+  /** How long `app.close()` lets locked calls finish before releasing their locks, ms. Default 5 000. */
+  shutdownTimeout?: number;
+  /**
+   * When the application starts, connect to Redis: `'fail'` (default) fails the bootstrap naming
+   * the address and the cause, at once when the connection is refused or reset or the password
+   * refused, within 5 s when the address does not answer; `'warn'` logs that without delaying
+   * the bootstrap; `'off'` connects in the background.
+   */
+  checkOnStartup?: 'fail' | 'warn' | 'off';
+  /**
+   * HTTP status of a call whose lock stayed busy past its wait: 409 Conflict (default), 423
+   * Locked or 503 Service Unavailable (see `mapErrors`).
+   */
+  busyStatus?: BusyStatus;
+  /**
+   * HTTP status of a call that failed on Redis (LockRedisError: Redis down, not answering or
+   * refusing): 503 Service Unavailable with `Retry-After: 1` (default), 500, 502 or 504 (see
+   * `mapErrors`).
+   */
+  redisErrorStatus?: RedisErrorStatus;
+  /**
+   * Name lock keys in what callers receive (error bodies) and in metric attributes. Keys can
+   * hold ids, so the default is false.
+   */
+  exposeKeys?: boolean;
+  /**
+   * Replicas that must acknowledge every grant (Redis WAIT on the grant's connection) before an
+   * acquire succeeds; a grant fewer acknowledged is released and tried again within the wait,
+   * then the acquire rejects with LockRedisError. Releases wait too (best effort). Per call:
+   * the `syncReplicas` option. Default 0 (replication stays asynchronous).
+   */
+  syncReplicas?: number;
+  /** How long WAIT waits for the replicas of `syncReplicas`, ms. Default 1 000. */
+  syncTimeout?: number;
+  /**
+   * Fair locks (`fair: true`): how long past its turn a waiter keeps its place in the queue
+   * without coming back, ms (a crashed waiter delays the others by at most this after its turn;
+   * a live one renews its place every third of it).
+   * Default 5 000 (Redisson's is 5 min; see docs/read-write-and-fair.md).
+   */
+  fairQueueTimeout?: number;
+}

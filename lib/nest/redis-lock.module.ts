@@ -1,0 +1,72 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { ChainScopeInterceptor } from './chain-scope.interceptor';
+import { MemoryLockStore } from '../stores/memory/memory-store';
+import { LockExceptionFilter } from './errors/lock-exception.filter';
+import { LockService } from './lock.service';
+import {
+  RedisLockConfigurableModule,
+  type REDIS_LOCK_ASYNC_OPTIONS_TYPE,
+  type REDIS_LOCK_OPTIONS_TYPE,
+} from './redis-lock.module-definition';
+import type { RedisLockModuleOptions } from './options/redis-lock-options.interface';
+import { assertOptionsObject } from './options/redis-lock-options.validation';
+
+/** Options of `RedisLockModule.forTesting`: the module's, less `redis` and `client`. */
+export type RedisLockTestingOptions = Omit<RedisLockModuleOptions, 'redis' | 'client'> & {
+  /** Default true. */
+  isGlobal?: boolean;
+  /** Map busy locks and bad keys to HTTP/RPC/GraphQL answers (default true), as forRoot. */
+  mapErrors?: boolean;
+};
+
+/** forTesting's defaults: a busy lock fails within a test's time limit, app.close() is quick. */
+const TESTING_DEFAULTS = { waitTime: 1_000, shutdownTimeout: 0 } as const;
+
+/**
+ * Distributed locks on Redis for Nest: `RedisLockModule.forRoot({ redis: 'redis://…' })` or
+ * `forRootAsync({ imports, inject, useFactory })` provides LockService and enables `@Locked`.
+ * Global unless `isGlobal: false`; maps busy locks to 409 (see LockExceptionFilter) unless
+ * `mapErrors: false`. Each handled call runs in a scope that tells a request waiting for its own
+ * `acquire()` handle (see ChainScopeInterceptor).
+ */
+@Module({
+  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: ChainScopeInterceptor }],
+  exports: [LockService],
+})
+export class RedisLockModule extends RedisLockConfigurableModule {
+  /** The module with these options; a missing or non-object argument fails here, by name. */
+  static forRoot(options: typeof REDIS_LOCK_OPTIONS_TYPE): DynamicModule {
+    assertOptionsObject(options);
+    return withErrorMapping(super.forRoot(options), options.mapErrors);
+  }
+
+  /** The module with options from a factory, class or existing provider. */
+  static forRootAsync(options: typeof REDIS_LOCK_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withErrorMapping(super.forRootAsync(options), options.mapErrors);
+  }
+
+  /**
+   * The module for tests: locks in memory (no Redis), global, with short defaults (`waitTime`
+   * 1 000 ms, `shutdownTimeout` 0). Each call gets its own MemoryLockStore unless `store` names
+   * one: give several apps the same `new MemoryLockStore()` to test exclusion between them.
+   */
+  static forTesting(options: RedisLockTestingOptions = {}): DynamicModule {
+    assertOptionsObject(options);
+    return withErrorMapping(
+      super.forRoot({ store: new MemoryLockStore(), ...TESTING_DEFAULTS, ...options }),
+      options.mapErrors,
+    );
+  }
+}
+
+function withErrorMapping(module: DynamicModule, mapErrors: boolean | undefined): DynamicModule {
+  if (mapErrors === false) return module;
+  return {
+    ...module,
+    providers: [
+      ...(module.providers ?? []),
+      { provide: APP_FILTER, useClass: LockExceptionFilter },
+    ],
+  };
+}
