@@ -1,12 +1,16 @@
-export type { LockHandle, PermitHandle } from './core/lock-handle';
-export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './core/semaphore';
-export type { LockKeys, LockMode } from './core/targets';
 export type {
+  LockHandle,
+  PermitHandle,
+  PermitOptions,
+  PermitRunOptions,
+  RedisSemaphore,
+  LockKeys,
+  LockMode,
   BusyPolicy,
   LockLostPolicy,
   LockOptions,
   RunOptions,
-} from './core/options/lock-options';
+} from './core';
 export {
   LockAcquireTimeoutError,
   LockError,
@@ -26,11 +30,11 @@ export { METER_NAME } from './nest/observability/lock-metrics';
 export { LockService } from './nest/lock.service';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';
-export { MemoryLockStore } from './stores/memory/memory-store';
+export { MemoryLockStore } from './stores/memory';
 export { RedisLockModule, type RedisLockTestingOptions } from './nest/redis-lock.module';
 export {
   REDIS_LOCK_MODULE_OPTIONS,
   type RedisLockModuleAsyncOptions,
 } from './nest/redis-lock.module-definition';
 export type { RedisLockModuleOptions } from './nest/options/redis-lock-options.interface';
-export type { ClusterConfig } from './stores/redis/redis-connections';
+export type { ClusterConfig } from './stores/redis';

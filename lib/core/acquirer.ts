@@ -12,7 +12,7 @@ import {
   StoreUnreachableError,
   type LockStore,
   type LockTarget,
-} from '../store/lock-store';
+} from '../store';
 import { holdFamily } from './targets';
 import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';

@@ -5,7 +5,7 @@ import type { LockHold } from './lock-hold';
 import type { ResolvedLockOptions } from './options/lock-options';
 import { GroupHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
-import type { LockTarget } from '../store/lock-store';
+import type { LockTarget } from '../store';
 import { targetKeys, type GroupTarget } from './targets';
 
 /** A group attempt refused by a member other than the one its queue waits for. */

@@ -13,7 +13,7 @@ import {
   type AcquireRequest,
   type LockStore,
   type LockTarget,
-} from '../store/lock-store';
+} from '../store';
 import { resolvesWithin, sleep } from '../time/time-limit';
 import type { LockWaiters } from './waiting/lock-waiters';
 

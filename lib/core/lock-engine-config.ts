@@ -1,6 +1,6 @@
 import type { LockObserver } from './lock-observer';
 import type { LockLostPolicy } from './options/lock-options';
-import type { LockStore } from '../store/lock-store';
+import type { LockStore } from '../store';
 
 /** Where the engine reports what its caller cannot see. */
 export interface LockEngineLogger {

@@ -21,7 +21,7 @@ import { GroupHandle, isHandle } from './ownership/group-handle';
 import { ChainHandles } from './ownership/chain-handles';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
-import type { LockTarget } from '../store/lock-store';
+import type { LockTarget } from '../store';
 import { busyError, type Busy } from './busy';
 import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';

@@ -1,7 +1,7 @@
 import { LockLostError } from '../errors';
 import { now } from '../time/clock';
 import { checkedOnRead } from '../time/deadline-signal';
-import type { HoldKind, LockTarget, StoredHold } from '../store/lock-store';
+import type { HoldKind, LockTarget, StoredHold } from '../store';
 
 /** Who keeps a hold (LockHolds): told when a read finds its lease deadline passed. */
 export interface HoldKeeper {

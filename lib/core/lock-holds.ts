@@ -1,6 +1,6 @@
 import type { LockLostError } from '../errors';
 import type { HoldKeeper, LockHold } from './lock-hold';
-import type { LockStore } from '../store/lock-store';
+import type { LockStore } from '../store';
 import { unrenewedReason, Watchdog } from './watchdog';
 import { now } from '../time/clock';
 

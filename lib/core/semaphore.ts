@@ -12,7 +12,7 @@ import {
 } from './options/lock-options';
 import type { CallOptions } from './options/call-options';
 import { describe } from './options/validate';
-import type { LockStore, LockTarget } from '../store/lock-store';
+import type { LockStore, LockTarget } from '../store';
 
 /** What a semaphore needs of the lock engine. */
 export interface PermitEngine {

@@ -1,5 +1,5 @@
 import { LockKeyError, LockOptionsError } from '../errors';
-import type { LockTarget } from '../store/lock-store';
+import type { LockTarget } from '../store';
 import type { LockMode } from './options/lock-options';
 import { assertKnownOptions, describe, lockName } from './options/validate';
 

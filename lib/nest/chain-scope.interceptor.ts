@@ -1,6 +1,6 @@
 import { Injectable, type CallHandler, type NestInterceptor } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { ChainHandles } from '../core/ownership/chain-handles';
+import { ChainHandles } from '../core';
 
 /**
  * Runs each handled call (HTTP, RPC, GraphQL, WebSocket) in a scope of its own that records the

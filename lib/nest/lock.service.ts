@@ -7,14 +7,18 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { LockEngine } from '../core/lock-engine';
-import { assertOneOf } from '../core/options/validate';
-import type { RedisSemaphore } from '../core/semaphore';
-import type { LockKeys, LockMode } from '../core/targets';
-import type { LockHandle } from '../core/lock-handle';
-import type { LockOptions, RunOptions } from '../core/options/lock-options';
+import {
+  LockEngine,
+  assertOneOf,
+  type RedisSemaphore,
+  type LockKeys,
+  type LockMode,
+  type LockHandle,
+  type LockOptions,
+  type RunOptions,
+} from '../core';
 import { openStore, type OpenedStore } from './open-store';
-import { within, TIMED_OUT } from '../time/time-limit';
+import { within, TIMED_OUT } from '../time';
 import { LockError, type LockLostError } from '../errors';
 import { LockEvents, type LockEvent } from './observability/lock-events';
 import { LOGGER_CONTEXT } from './redis-lock.constants';

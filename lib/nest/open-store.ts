@@ -1,12 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { MemoryLockStore } from '../stores/memory/memory-store';
-import {
-  IOREDIS_MAJOR,
-  openConnections,
-  type ClusterConfig,
-} from '../stores/redis/redis-connections';
-import { RedisStore } from '../stores/redis/redis-store';
-import type { LockStore } from '../store/lock-store';
+import { MemoryLockStore } from '../stores/memory';
+import { IOREDIS_MAJOR, openConnections, type ClusterConfig, RedisStore } from '../stores/redis';
+import type { LockStore } from '../store';
 
 /** Quiet period between two logged connection errors of one connection, ms. */
 const CONNECTION_ERROR_LOG_INTERVAL = 5_000;

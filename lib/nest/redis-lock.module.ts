@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { ChainScopeInterceptor } from './chain-scope.interceptor';
-import { MemoryLockStore } from '../stores/memory/memory-store';
+import { MemoryLockStore } from '../stores/memory';
 import { LockExceptionFilter } from './errors/lock-exception.filter';
 import { LockService } from './lock.service';
 import {

@@ -62,6 +62,12 @@ export interface StoredHold extends LockTarget {
   readonly syncReplicas?: number;
 }
 
+/**
+ * How long a store keeps the answer of a release (its unlock latch) for the same release sent
+ * again, ms: Redis keeps it in a latch key, the memory store in a table.
+ */
+export const UNLOCK_LATCH_TTL = 10_000;
+
 /** Receives the store's release notices. */
 export interface NoticeListener {
   /** A message came on `channel` (see LockStore.channel): a release, or the turn of a waiter. */

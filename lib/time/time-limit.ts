@@ -1,5 +1,10 @@
 import { now } from './clock';
-import { MAX_TIMER_DELAY } from '../core/options/validate';
+
+/**
+ * Longest delay a Node.js timer can hold, ms (2^31-1, about 24.8 days): the longest finite wait
+ * or lease accepted; a longer timer is clamped or the deadline is checked when read.
+ */
+export const MAX_TIMER_DELAY = 2 ** 31 - 1;
 
 /** What `within` resolves when the promise did not settle in time. */
 export const TIMED_OUT = Symbol('timed out');

@@ -1,4 +1,5 @@
-import { Latches, UNLOCK_LATCH_TTL } from '../../lib/stores/memory/latches';
+import { UNLOCK_LATCH_TTL } from '../../lib/store';
+import { Latches } from '../../lib/stores/memory/latches';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date.
 jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));

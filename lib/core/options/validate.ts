@@ -1,9 +1,8 @@
 import { LockKeyError, LockOptionsError } from '../../errors';
+import { MAX_TIMER_DELAY } from '../../time/time-limit';
 
 /** Smallest lease accepted: the watchdog renews every third of it. */
 const MIN_LEASE_TIME = 30;
-/** Longest finite wait or lease, in ms: what a Node.js timer can hold (2^31-1, about 24.8 days). */
-export const MAX_TIMER_DELAY = 2 ** 31 - 1;
 /** Longest lock name accepted, in UTF-8 bytes (keyPrefix included). */
 export const MAX_KEY_BYTES = 1024;
 

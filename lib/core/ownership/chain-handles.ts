@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { LockSelfDeadlockError } from '../../errors';
 import type { LockHandle } from '../lock-handle';
-import type { LockTarget } from '../../store/lock-store';
+import type { LockTarget } from '../../store';
 import type { HoldFamily } from '../targets';
 import { GroupHandle } from './group-handle';
 import { LockEntry } from './lock-entry';

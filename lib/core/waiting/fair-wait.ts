@@ -3,7 +3,7 @@ import { now } from '../../time/clock';
 import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
 import type { ResolvedLockOptions } from '../options/lock-options';
-import { isConnectionError, type LockStore, type LockTarget } from '../../store/lock-store';
+import { isConnectionError, type LockStore, type LockTarget } from '../../store';
 import { DeadlineTimer } from '../../time/time-limit';
 import type { ChannelListener, LockWaiters } from './lock-waiters';
 

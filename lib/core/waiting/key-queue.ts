@@ -1,6 +1,6 @@
 import { now } from '../../time/clock';
 import type { LockHold } from '../lock-hold';
-import { isConnectionError } from '../../store/lock-store';
+import { isConnectionError } from '../../store';
 import { DeadlineTimer } from '../../time/time-limit';
 import { TurnPolicy } from './turn-policy';
 import { WaitList, type WaitTicket } from './wait-list';

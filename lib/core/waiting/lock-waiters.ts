@@ -1,6 +1,6 @@
 import { now } from '../../time/clock';
 import type { LockHold } from '../lock-hold';
-import type { LockStore, LockTarget } from '../../store/lock-store';
+import type { LockStore, LockTarget } from '../../store';
 import { queueFamily, type QueueFamily } from '../targets';
 import { HANDOFF_HOLD_BACK, KeyQueue, type Attempt, type QueueHost } from './key-queue';
 

@@ -1,5 +1,4 @@
-import { describe, hashTagMessage, hashTagProblem } from '../../core/options/validate';
-import { MAX_GROUP_KEYS } from '../../core/targets';
+import { describe, hashTagMessage, hashTagProblem, MAX_GROUP_KEYS } from '../../core';
 import { LockKeyError } from '../../errors';
 
 /** Builds a lock key from a method's arguments. */

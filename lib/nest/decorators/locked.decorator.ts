@@ -5,14 +5,12 @@ import {
   assertRunPolicies,
   LOCKED_OPTION_NAMES,
   type RunOptions,
-} from '../../core/options/lock-options';
-import {
   assertBoolean,
   assertKnownOptions,
   assertLeaseTime,
   assertWaitTime,
   describe,
-} from '../../core/options/validate';
+} from '../../core';
 import {
   checkBuiltKey,
   checkBuiltKeys,

@@ -1,7 +1,12 @@
-import type { PermitRunOptions } from '../../core/semaphore';
-import { assertRunPolicies, LOCKED_OPTION_NAMES } from '../../core/options/lock-options';
-import { assertKnownOptions, assertLeaseTime, assertWaitTime } from '../../core/options/validate';
-import { assertPermits } from '../../core/targets';
+import {
+  type PermitRunOptions,
+  assertRunPolicies,
+  LOCKED_OPTION_NAMES,
+  assertKnownOptions,
+  assertLeaseTime,
+  assertWaitTime,
+  assertPermits,
+} from '../../core';
 import { LockOptionsError } from '../../errors';
 import { guardDecorator, keyBuilder, type LockedDecorator } from './locked.decorator';
 

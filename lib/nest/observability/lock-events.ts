@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import type { LockObserver } from '../../core/lock-observer';
+import type { LockObserver } from '../../core';
 import type { LockLostError } from '../../errors';
 import { LockMetrics } from './lock-metrics';
 

@@ -1,7 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { describe } from '../../core/options/validate';
-import type { ClusterConfig } from '../../stores/redis/redis-connections';
-import { MemoryLockStore } from '../../stores/memory/memory-store';
+import { describe } from '../../core';
+import type { ClusterConfig } from '../../stores/redis';
+import { MemoryLockStore } from '../../stores/memory';
 import { LockOptionsError } from '../../errors';
 
 /**

@@ -1,7 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { MemoryLockStore } from '../../stores/memory/memory-store';
-import type { ClusterConfig } from '../../stores/redis/redis-connections';
-import type { LockLostPolicy } from '../../core/options/lock-options';
+import type { MemoryLockStore } from '../../stores/memory';
+import type { ClusterConfig } from '../../stores/redis';
+import type { LockLostPolicy } from '../../core';
 import type { BusyStatus } from '../errors/lock-error-answer';
 import type { RedisErrorStatus } from '../errors/redis-error-answer';
 

@@ -1,13 +1,11 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { MemoryLockStore } from '../../stores/memory/memory-store';
+import type { MemoryLockStore } from '../../stores/memory';
 import { assertConnectionSource, SOURCE_OPTIONS } from './connection-source.validation';
-import type { ClusterConfig } from '../../stores/redis/redis-connections';
+import type { ClusterConfig } from '../../stores/redis';
 import {
   assertLostPolicy,
   assertSyncReplicas,
   type LockLostPolicy,
-} from '../../core/options/lock-options';
-import {
   assertBoolean,
   assertKnownOptions,
   assertLeaseTime,
@@ -17,9 +15,9 @@ import {
   hashTagMessage,
   hashTagProblem,
   MAX_KEY_BYTES,
-} from '../../core/options/validate';
+} from '../../core';
 import type { BusyStatus } from '../errors/lock-error-answer';
-import { noReplicasError } from '../../store/store-refusals';
+import { noReplicasError } from '../../store';
 import { REDIS_ERROR_STATUSES, type RedisErrorStatus } from '../errors/redis-error-answer';
 import { LockOptionsError } from '../../errors';
 import {

@@ -1,4 +1,4 @@
-import type { LockTarget } from '../../store/lock-store';
+import type { LockTarget } from '../../store';
 
 /*
  * The channels of a MemoryLockStore, one family per lock layout as in Redis: names are quoted

@@ -1,5 +1,5 @@
 import { now } from '../../time/clock';
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
 import { fairWaiterChannel, lockChannel } from './channels';
 import {
   freeExclusive,

@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
 
 /** Sends a message on a channel of the store; answers how many connections will receive it. */
 export type Publish = (channel: string) => number;

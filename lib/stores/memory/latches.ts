@@ -1,7 +1,5 @@
+import { UNLOCK_LATCH_TTL } from '../../store';
 import { now } from '../../time/clock';
-
-/** How long the answer of a release is kept for the same release sent again, ms (as Redis' latch). */
-export const UNLOCK_LATCH_TTL = 10_000;
 
 /**
  * The memory store's unlock latches: the answer of each release, kept UNLOCK_LATCH_TTL ms so a

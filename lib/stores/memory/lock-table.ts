@@ -1,7 +1,5 @@
 import { now } from '../../time/clock';
-
-/** Longest delay a Node timer takes; a longer lease is only checked when the lock is read. */
-const MAX_TIMER_DELAY = 2 ** 31 - 1;
+import { MAX_TIMER_DELAY } from '../../time/time-limit';
 
 /** What every lock under a name has: a lease (Redis' PTTL of the lock hash). */
 interface Leased {
@@ -72,7 +70,7 @@ export class LockTable {
     clearTimeout(entry.timer);
     entry.timer = undefined;
     const delay = expiresAt - now();
-    if (delay > MAX_TIMER_DELAY) return;
+    if (delay > MAX_TIMER_DELAY) return; // past a timer's reach: checked when the lock is read
     // An expired lock is deleted without a notice, as Redis expires a key without a message.
     entry.timer = setTimeout(() => this.delete(name, entry), Math.max(0, delay));
     entry.timer.unref();

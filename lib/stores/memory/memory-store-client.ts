@@ -1,12 +1,12 @@
-import type {
-  AcquireReply,
-  AcquireRequest,
-  LockStore,
-  LockTarget,
-  NoticeListener,
-  StoredHold,
-} from '../../store/lock-store';
-import { noReplicasError } from '../../store/store-refusals';
+import {
+  noReplicasError,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockStore,
+  type LockTarget,
+  type NoticeListener,
+  type StoredHold,
+} from '../../store';
 import { channelOf } from './channels';
 
 /** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */

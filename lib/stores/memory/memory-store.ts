@@ -1,11 +1,11 @@
-import type {
-  AcquireReply,
-  AcquireRequest,
-  HoldKind,
-  LockTarget,
-  StoredHold,
-} from '../../store/lock-store';
-import { wrongKindError } from '../../store/store-refusals';
+import {
+  wrongKindError,
+  type AcquireReply,
+  type AcquireRequest,
+  type HoldKind,
+  type LockTarget,
+  type StoredHold,
+} from '../../store';
 import { lockChannel, readWriteChannel } from './channels';
 import { PlainLocks } from './exclusive-locks';
 import { FairLocks } from './fair-locks';

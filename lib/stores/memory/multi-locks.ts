@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store/lock-store';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
 import { lockChannel } from './channels';
 import {
   freeExclusive,

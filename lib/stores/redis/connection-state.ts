@@ -1,4 +1,4 @@
-import { StoreUnreachableError } from '../../store/lock-store';
+import { StoreUnreachableError } from '../../store';
 import type { ScriptClient } from './lua-script';
 import { redisError } from './replies';
 

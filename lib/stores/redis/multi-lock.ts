@@ -1,11 +1,12 @@
 import {
   ReplicaSyncError,
+  UNLOCK_LATCH_TTL,
   type AcquireReply,
   type AcquireRequest,
   type StoredHold,
-} from '../../store/lock-store';
+} from '../../store';
 import { keySlot } from './key-slot';
-import { UNLOCK_LATCH_TTL, type PublishCommand, type ScriptCall } from './kinds/redis-kind';
+import type { PublishCommand, ScriptCall } from './kinds/redis-kind';
 import { LockScripts } from './lock-scripts';
 import { channelName, unlockLatchKey } from './redis-names';
 

@@ -1,4 +1,4 @@
-import type { NoticeListener } from '../../store/lock-store';
+import type { NoticeListener } from '../../store';
 import { TIMED_OUT, within } from '../../time/time-limit';
 import type { PublishCommand } from './kinds/redis-kind';
 import type { ScriptClient } from './lua-script';

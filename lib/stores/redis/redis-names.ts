@@ -1,4 +1,4 @@
-import type { HoldKind } from '../../store/lock-store';
+import type { HoldKind } from '../../store';
 
 /**
  * Redisson's names for the keys and channel that go with a lock, so that a Java service using

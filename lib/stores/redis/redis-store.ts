@@ -9,7 +9,7 @@ import {
   type LockTarget,
   type NoticeListener,
   type StoredHold,
-} from '../../store/lock-store';
+} from '../../store';
 import { DEFAULT_PLACE_TIMEOUT, fairKind, fairLeave, fairUndo } from './kinds/fair-kind';
 import { forceUnlockCall } from './kinds/force-unlock';
 import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit-kind';

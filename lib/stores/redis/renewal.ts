@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { StoredHold } from '../../store/lock-store';
+import type { StoredHold } from '../../store';
 import { keySlot } from './key-slot';
 import { LockScripts } from './lock-scripts';
 import type { ScriptClient } from './lua-script';

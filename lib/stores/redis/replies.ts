@@ -1,7 +1,6 @@
 import { ReplyError } from 'ioredis';
 import { LockError, LockRedisError } from '../../errors';
-import type { AcquireReply } from '../../store/lock-store';
-import { wrongKindError } from '../../store/store-refusals';
+import { wrongKindError, type AcquireReply } from '../../store';
 
 const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
 const GRANTED: AcquireReply = { granted: true, fencingToken: undefined };

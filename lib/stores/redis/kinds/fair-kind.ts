@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AcquireRequest, StoredHold } from '../../../store/lock-store';
+import { UNLOCK_LATCH_TTL, type AcquireRequest, type StoredHold } from '../../../store';
 import { LockScripts } from '../lock-scripts';
 import {
   channelName,
@@ -15,7 +15,6 @@ import {
   refusedTtl,
   type RedisKind,
   type ScriptCall,
-  UNLOCK_LATCH_TTL,
 } from './redis-kind';
 
 const GRANTED = { granted: true, fencingToken: undefined } as const;

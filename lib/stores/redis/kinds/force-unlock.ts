@@ -1,4 +1,4 @@
-import type { LockTarget } from '../../../store/lock-store';
+import type { LockTarget } from '../../../store';
 import { LockScripts } from '../lock-scripts';
 import {
   channelName,

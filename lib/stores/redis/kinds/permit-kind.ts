@@ -1,4 +1,9 @@
-import type { AcquireRequest, LockTarget, StoredHold } from '../../../store/lock-store';
+import {
+  UNLOCK_LATCH_TTL,
+  type AcquireRequest,
+  type LockTarget,
+  type StoredHold,
+} from '../../../store';
 import { LockScripts } from '../lock-scripts';
 import { permitsName, semaphoreChannelName } from '../redis-names';
 import {
@@ -7,7 +12,6 @@ import {
   type PublishCommand,
   type RedisKind,
   type ScriptCall,
-  UNLOCK_LATCH_TTL,
 } from './redis-kind';
 
 const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;

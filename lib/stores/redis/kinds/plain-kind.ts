@@ -1,9 +1,9 @@
-import type { AcquireRequest, StoredHold } from '../../../store/lock-store';
+import { UNLOCK_LATCH_TTL, type AcquireRequest, type StoredHold } from '../../../store';
 import type { ScriptClient } from '../lua-script';
 import { LockScripts } from '../lock-scripts';
 import { acquireReply, releaseReply } from '../replies';
 import { channelName, tokenKey, unlockLatchKey } from '../redis-names';
-import { type RedisKind, UNLOCK_LATCH_TTL } from './redis-kind';
+import type { RedisKind } from './redis-kind';
 
 /** Plain reentrant locks (Redisson's RLock; with fencing, RFencedLock). */
 export const plainKind: RedisKind = {

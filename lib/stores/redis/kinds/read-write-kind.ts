@@ -1,13 +1,7 @@
-import type { AcquireRequest, StoredHold } from '../../../store/lock-store';
+import { UNLOCK_LATCH_TTL, type AcquireRequest, type StoredHold } from '../../../store';
 import { LockScripts } from '../lock-scripts';
 import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
-import {
-  callWithChannel,
-  listenersOrNull,
-  refusedTtl,
-  type RedisKind,
-  UNLOCK_LATCH_TTL,
-} from './redis-kind';
+import { callWithChannel, listenersOrNull, refusedTtl, type RedisKind } from './redis-kind';
 
 const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
 const GRANTED = { granted: true, fencingToken: undefined } as const;

@@ -1,13 +1,5 @@
-import type {
-  AcquireReply,
-  AcquireRequest,
-  LockTarget,
-  StoredHold,
-} from '../../../store/lock-store';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../../store';
 import type { LuaScript } from '../lua-script';
-
-/** How long an unlock latch (a release's answer, for the same release sent again) stays, ms. */
-export const UNLOCK_LATCH_TTL = 10_000;
 
 /** How a release is announced: sharded pub/sub (a Cluster of Redis >= 7) or classic. */
 export type PublishCommand = 'spublish' | 'publish';

@@ -1,0 +1,29 @@
+/** The core's front door: what the Nest layer and the package's index use of the lock engine. */
+export { LockEngine } from './lock-engine';
+export type { LockEngineConfig } from './lock-engine-config';
+export type { LockHandle, PermitHandle } from './lock-handle';
+export type { LockObserver } from './lock-observer';
+export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './semaphore';
+export { assertPermits, MAX_GROUP_KEYS, type LockKeys, type LockMode } from './targets';
+export { ChainHandles } from './ownership/chain-handles';
+export {
+  assertLostPolicy,
+  assertRunPolicies,
+  assertSyncReplicas,
+  LOCKED_OPTION_NAMES,
+  type BusyPolicy,
+  type LockLostPolicy,
+  type LockOptions,
+  type RunOptions,
+} from './options/lock-options';
+export {
+  assertBoolean,
+  assertKnownOptions,
+  assertLeaseTime,
+  assertOneOf,
+  assertWaitTime,
+  describe,
+  hashTagMessage,
+  hashTagProblem,
+  MAX_KEY_BYTES,
+} from './options/validate';

@@ -1,0 +1,2 @@
+/** The memory store's front door. */
+export { MemoryLockStore } from './memory-store';
