@@ -1,6 +1,6 @@
 /**
  * Property-based tests of key templates against an independent reference of the rendering
- * rules (the rules lib/key-template.ts implements, to be documented in the README):
+ * rules (the rules lib/nest/decorators/key-template.ts implements, to be documented in the README):
  *
  * 1. A template is literal text with placeholders `<N>` or `<N.p.q>`. Literal text is copied as
  *    it is (any characters but `<` and `>`, braces and unicode included).
