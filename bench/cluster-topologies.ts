@@ -6,7 +6,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis, type Cluster } from 'ioredis';
 import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../lib';
-import type { TestCluster } from '../test/support/redis-cluster';
+import type { TestCluster } from '../tools/redis/cluster';
 import { LOOPBACK } from '../tools/redis/redis-process';
 import type { Adapter } from './adapters';
 

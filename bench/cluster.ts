@@ -6,7 +6,7 @@
  */
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
-import { STEADY_NODE_TIMEOUT, startCluster } from '../test/support/redis-cluster';
+import { STEADY_NODE_TIMEOUT, startCluster } from '../tools/redis/cluster';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
 import type { Adapter } from './adapters';
 import {

@@ -15,7 +15,8 @@ import * as ts from 'typescript';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../lib';
-import { STEADY_NODE_TIMEOUT, suiteCluster, type TestCluster } from '../support/redis-cluster';
+import { STEADY_NODE_TIMEOUT, type TestCluster } from '../../tools/redis/cluster';
+import { suiteCluster } from '../support/suite-topology';
 
 /** A Nest application with RedisLockModule on `cluster` (module-owned unless `options` say). */
 export async function clusterApp(

@@ -3,7 +3,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { LockService, Locked } from '../../lib';
 import { channelName } from '../../lib/engine/redis/redis-names';
 import { sleep, until } from '../support/lock-app';
-import { STEADY_NODE_TIMEOUT, suiteCluster } from '../support/redis-cluster';
+import { STEADY_NODE_TIMEOUT } from '../../tools/redis/cluster';
+import { suiteCluster } from '../support/suite-topology';
 import { clusterApp, removeWorkerBuild, WorkerProcess } from './cluster-kit';
 
 @Injectable()

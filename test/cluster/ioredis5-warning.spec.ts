@@ -6,7 +6,7 @@ import { canShardWith, openConnections } from '../../lib/engine/redis/redis-conn
 import { channelName } from '../../lib/engine/redis/redis-names';
 import * as storeSeam from '../../lib/engine/open-store';
 import { until } from '../support/lock-app';
-import { suiteCluster } from '../support/redis-cluster';
+import { suiteCluster } from '../support/suite-topology';
 import { nodesOf } from './cluster-kit';
 
 const WARNING = /^ioredis 5 does not resubscribe sharded pub\/sub channels .*classic pub\/sub/;

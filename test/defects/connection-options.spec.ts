@@ -7,7 +7,7 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import { lockApp } from '../support/lock-app';
-import { parseCommandstats } from '../support/topology-admin';
+import { parseCommandstats } from '../../tools/redis/topology-admin';
 import { startRedis, type TestRedis } from '../support/redis-server';
 import {
   LEASE,

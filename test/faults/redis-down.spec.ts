@@ -7,7 +7,7 @@ import {
   RedisLockModule,
   type RedisLockModuleOptions,
 } from '../../lib';
-import { parseCommandstats } from '../support/topology-admin';
+import { parseCommandstats } from '../../tools/redis/topology-admin';
 import { freePort, startRedis, type TestRedis } from '../support/redis-server';
 import {
   captureLogger,

@@ -6,7 +6,7 @@
  * failover (CLUSTER FAILOVER on its replica: no write lost), and a killed master (its replica
  * is promoted, the old master revived as a replica: asynchronous replication may lose writes).
  */
-import type { TestCluster } from '../support/redis-cluster';
+import type { TestCluster } from '../../tools/redis/cluster';
 import type { TestRedis } from '../support/redis-server';
 import { micros } from './soak-records';
 import type { CheckerFault, CheckerFaultKind } from './checker-records';

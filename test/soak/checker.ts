@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { startCluster, type TestCluster } from '../support/redis-cluster';
+import { startCluster, type TestCluster } from '../../tools/redis/cluster';
 import { startRedis, type TestRedis } from '../support/redis-server';
 import { buildWorker } from './soak-build';
 import { checkExclusion, checkWaits, leftoverKeys } from './checker-analysis';
