@@ -9,7 +9,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 /** How until() polls and what its timeout error says. */
 export interface UntilOptions {
-  /** Poll period, ms (default 5). */
+  /** Poll period, ms (default 5); 0: after each turn of the event loop (setImmediate). */
   every?: number;
   /** What is awaited, named in the timeout error (default "condition"). */
   what?: string;
@@ -39,6 +39,6 @@ export async function until(
       const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
       throw new Error(`${what} not met within ${timeout} ms${cause}`);
     }
-    await sleep(every);
+    await (every === 0 ? new Promise((resolve) => setImmediate(resolve)) : sleep(every));
   }
 }

@@ -6,13 +6,12 @@ import {
   lockNode,
   logged,
   settled,
-  sleep,
   twoLockNodes,
-  until,
   watchUnhandledRejections,
   type LockNode,
 } from '../faults/fault-kit';
 import { abortedAt, channelOf, delayProxy, monotonic, subscribers } from './defect-kit';
+import { sleep, until } from '../../tools/time';
 
 /** Long enough that a lock left behind by shutdown would still be there when a test looks. */
 const LONG_LEASE = 30_000;

@@ -5,9 +5,7 @@ import {
   fastRedis,
   lockNode,
   settled,
-  sleep,
   twoLockNodes,
-  until,
   watchUnhandledRejections,
   type LockNode,
 } from '../faults/fault-kit';
@@ -19,6 +17,7 @@ import {
   steadyRefTimers,
   subscribers,
 } from './defect-kit';
+import { sleep, until } from '../../tools/time';
 
 /**
  * A long lease: a waiter that missed a release message would wait for the holder's TTL (30 s);

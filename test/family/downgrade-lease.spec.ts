@@ -1,6 +1,7 @@
 import { LockLostError, type LockService } from '../../lib';
-import { lockApp, lockAppEach, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { until } from '../../tools/time';
 
 // A write hold with an explicit lease under which its chain also reads (a downgrade): the write
 // ends at its lease in the store too, while the read hold lives on.

@@ -1,10 +1,11 @@
 import { type LockHandle, LockRedisError, type LockService } from '../../lib';
-import { lockAppEach, sleep, until } from '../support/lock-app';
+import { lockAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { RedissonSide } from '../support/redisson-side';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild } from './rw-fair-kit';
+import { sleep, until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);

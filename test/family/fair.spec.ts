@@ -7,11 +7,12 @@ import {
   Locked,
   MemoryLockStore,
 } from '../../lib';
-import { lockApp, lockAppEach, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild, type LockChild } from './rw-fair-kit';
+import { until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -132,7 +133,7 @@ describe('fair locks on Redis across processes', () => {
     await holder.release();
     for (let n = 0; n < 8; n++) {
       const pending = arrival.filter(([id]) => !granted.includes(id));
-      const line = await Promise.race(
+      const [line] = await Promise.race(
         pending.map(([id, child]) => child.line(new RegExp(`^held ${id}$`), 20_000)),
       );
       const id = line.split(' ')[1];

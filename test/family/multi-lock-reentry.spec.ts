@@ -1,6 +1,7 @@
 import { LockService } from '../../lib';
-import { lockAppEach, sleep } from '../support/lock-app';
+import { lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { sleep } from '../../tools/time';
 
 /** A promise and the function that settles it. */
 function gate(): { opened: Promise<void>; open: () => void } {

@@ -7,10 +7,12 @@ import {
   Locked,
   LockService,
 } from '../../lib';
-import { lockApp, lockAppEach, until, type LockApp } from '../support/lock-app';
+import { lockApp, lockAppEach, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
-import { CHILDREN_TIMEOUT, runChildren, type FamilyChild } from './family-kit';
+import { killChildren } from '../support/child-processes';
+import { CHILDREN_TIMEOUT, runChildren } from './family-kit';
+import { until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -225,8 +227,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
 
 describe('multi-locks on one Redis node', () => {
   const store = suiteStore('redis');
-  const children: FamilyChild[] = [];
-  afterAll(() => children.forEach((child) => child.kill()));
+  afterAll(killChildren);
 
   it('takes a group with one script call', async () => {
     const { app, locks } = await lockApp(store.target);
@@ -245,13 +246,10 @@ describe('multi-locks on one Redis node', () => {
 
   it('opposite orders from 4 processes × 2 workers: no deadlock, no exclusion violation', async () => {
     const prefix = 'opposite:';
-    const done = await runChildren(
-      (store.target as TestRedis).url,
-      prefix,
-      4,
-      ['opposite', '5000'],
-      children,
-    );
+    const done = await runChildren((store.target as TestRedis).url, prefix, 4, [
+      'opposite',
+      '5000',
+    ]);
     const cycles = done.reduce((sum, child) => sum + child.cycles, 0);
     expect(done.every((child) => child.cycles > 0)).toBe(true);
     expect(done.reduce((sum, child) => sum + child.violations, 0)).toBe(0);

@@ -11,11 +11,12 @@ import {
   LockService,
   type LockHandle,
 } from '../../lib';
-import { lockApp, lockAppEach, sleep, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild } from './rw-fair-kit';
+import { sleep, until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);

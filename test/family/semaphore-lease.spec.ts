@@ -1,6 +1,7 @@
 import type { LockService } from '../../lib';
-import { lockApp, lockAppEach, sleep, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { sleep, until } from '../../tools/time';
 
 // Leases of permits: renewed while held, and the cap they put on a waiter's wait.
 describe.each(STORE_KINDS)('semaphore permit leases (%s store)', (kind) => {

@@ -1,6 +1,7 @@
 import type { LockService } from '../../lib';
-import { lockApp, lockAppEach, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore, type SuiteStore } from '../support/suite-store';
+import { until } from '../../tools/time';
 
 /**
  * Resolves once the first caller started after `before` (a command count) waits in its local

@@ -15,22 +15,12 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import { freePort, startRedis, type TestRedis } from '../support/redis-server';
+import { sleep } from '../../tools/time';
 
 /** The watchdog lease of the fault suites, ms: short so that faults outlast it quickly. */
 export const LEASE = 600;
 /** The watchdog renews every third of the lease. */
 export const RENEW_PERIOD = Math.floor(LEASE / 3);
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Resolves when `predicate` holds (polled every 5 ms); rejects after `timeout` ms. */
-export async function until(predicate: () => boolean | Promise<boolean>, timeout: number) {
-  const deadline = Date.now() + timeout;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
-    await sleep(5);
-  }
-}
 
 /**
  * ioredis options that reconnect every 50 ms. Commands sent while disconnected are kept

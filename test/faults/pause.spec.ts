@@ -8,12 +8,11 @@ import {
   abortTime,
   lossLogLines,
   settled,
-  sleep,
-  until,
   watchUnhandledRejections,
   type LockNode,
   twoLockNodes,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 /** How long each test keeps Redis stopped: well past the lease. */

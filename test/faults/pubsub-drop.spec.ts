@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { sleep, until, watchUnhandledRejections, twoLockNodes, type LockNode } from './fault-kit';
+import { watchUnhandledRejections, twoLockNodes, type LockNode } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 /**
  * A long lease, so that a waiter that missed the release message would wait for ~the holder's

@@ -5,12 +5,11 @@ import {
   RENEW_PERIOD,
   abortTime,
   lossLogLines,
-  sleep,
-  until,
   watchUnhandledRejections,
   type LockNode,
   twoLockNodes,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 /** Loss must be reported within one lease of the fault (plus one renewal period and slack). */
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;

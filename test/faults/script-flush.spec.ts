@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../../lib/engine/redis/lock-scripts';
-import { LEASE, sleep, watchUnhandledRejections, type LockNode, twoLockNodes } from './fault-kit';
+import { LEASE, watchUnhandledRejections, type LockNode, twoLockNodes } from './fault-kit';
+import { sleep } from '../../tools/time';
 
 describe('fault: SCRIPT FLUSH mid-run (its own redis-server)', () => {
   watchUnhandledRejections();

@@ -61,14 +61,3 @@ export function lockAppEach(
     app = undefined;
   });
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Resolves when `predicate` holds, polling every 10 ms; rejects after `timeout` ms. */
-export async function until(predicate: () => boolean | Promise<boolean>, timeout = 5_000) {
-  const deadline = Date.now() + timeout;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
-    await sleep(10);
-  }
-}
