@@ -19,11 +19,7 @@ describe.each(STORE_KINDS)('LockService on the %s store', (kind) => {
   let prefix: string;
 
   const store = suiteStore(kind);
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   /** GET-then-SET with a pause in between: loses updates unless excluded. */
   async function unsafeIncrement(counter: string) {

@@ -7,7 +7,6 @@ import {
   logged,
   settled,
   twoLockNodes,
-  watchUnhandledRejections,
   type LockNode,
 } from '../faults/fault-kit';
 import { abortedAt, channelOf, delayProxy, monotonic, subscribers } from './defect-kit';
@@ -17,13 +16,11 @@ import { sleep, until } from '../../tools/time';
 const LONG_LEASE = 30_000;
 
 describe('issue 8: app.close() while locked work runs, waits or re-enters (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
   let raw: Redis;
   let other: LockNode;
 
-  const suite = twoLockNodes();
-  beforeAll(() => ({ redis, raw, b: other } = suite));
+  twoLockNodes({}, (nodes) => ({ redis, raw, b: other } = nodes));
 
   it('a hold released by shutdown while its work runs is lost: signal aborted, run() rejects, logged; nobody else enters before', async () => {
     // issue 8, defect 1

@@ -11,11 +11,7 @@ describe.each(STORE_KINDS)('a downgraded write’s own lease (%s store)', (kind)
   let prefix: string;
 
   // The read holds' 30 s lease (and its renewals) must not keep the write alive.
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 30_000, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 30_000, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   /** Redis' hash of the lock: its mode and fields (nothing on the memory store). */
   const fields = async (name: string) => (await store.raw?.hgetall(`${prefix}${name}`)) ?? {};

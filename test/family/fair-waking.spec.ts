@@ -17,7 +17,7 @@ describe.each(STORE_KINDS)('plain and fair waiters of one name on the %s store',
   let prefix: string;
   const store = suiteStore(kind);
   lockAppEach(
-    () => store.target,
+    store,
     { leaseTime: 20_000, waitTime: 20_000, fairQueueTimeout: 60_000 },
     (made) => ({ locks, prefix } = made),
   );
@@ -58,7 +58,7 @@ describe('fair waiters on Redis: dead waiters, replicas, Redisson waiters ahead'
   let prefix: string;
   const store = suiteStore('redis');
   lockAppEach(
-    () => store.target,
+    store,
     { leaseTime: 10_000, waitTime: 5_000, fairQueueTimeout: 300, syncTimeout: 50 },
     (made) => ({ locks, prefix } = made),
   );

@@ -35,11 +35,7 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
   let locks: LockService;
   let prefix: string;
   const store = suiteStore(kind);
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   it('carries fair on the handle, re-enters, and forceUnlock aborts the holder', async () => {
     const lock = await locks.acquire('f', { fair: true });
@@ -108,7 +104,7 @@ describe('fair locks on Redis across processes', () => {
   let prefix: string;
   const store = suiteStore('redis');
   lockAppEach(
-    () => store.target,
+    store,
     { leaseTime: 600, waitTime: 5_000, fairQueueTimeout: 300 },
     (made) => ({ locks, prefix } = made),
   );

@@ -15,11 +15,7 @@ describe.each(STORE_KINDS)('multi-lock re-entry among siblings (%s store)', (kin
   const store = suiteStore(kind);
   let locks: LockService;
 
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
 
   it('a group refused by a busy member leaves the members it had re-entered', async () => {
     await locks.run('a', () =>

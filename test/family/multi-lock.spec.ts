@@ -7,7 +7,7 @@ import {
   Locked,
   LockService,
 } from '../../lib';
-import { lockApp, lockAppEach, type LockApp } from '../support/lock-app';
+import { lockApp, lockAppPairEach, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { killChildren } from '../support/child-processes';
@@ -46,16 +46,14 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   let other: LockApp;
   let prefix: string;
 
-  lockAppEach(
-    () => store.target,
+  lockAppPairEach(
+    store,
     { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ app, locks, prefix } = made),
+    (made, second) => {
+      ({ app, locks, prefix } = made);
+      other = second;
+    },
     { providers: [Accounts] },
-  );
-  lockAppEach(
-    () => store.target,
-    () => ({ keyPrefix: prefix, leaseTime: 600 }),
-    (made) => (other = made),
   );
 
   it('takes all or nothing: a holder of b blocks [a, b], and a stays free meanwhile', async () => {

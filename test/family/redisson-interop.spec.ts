@@ -11,11 +11,7 @@ describe('LockService and Redisson share read-write and fair locks', () => {
   let locks: LockService;
   let prefix: string;
   let java: RedissonSide;
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 30_000, waitTime: 10_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 30_000, waitTime: 10_000 }, (made) => ({ locks, prefix } = made));
   beforeEach(() => (java = new RedissonSide(store.raw!)));
 
   it('a Redisson writer blocks our readers, and its release lets them all in at once', async () => {

@@ -8,11 +8,7 @@ describe.each(STORE_KINDS)('semaphore permit leases (%s store)', (kind) => {
   const store = suiteStore(kind);
   let locks: LockService;
 
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
 
   it('keeps a permit past its lease while held (watchdog), and disposes of it', async () => {
     const semaphore = locks.semaphore('renewed', { permits: 1 });

@@ -7,7 +7,7 @@ import {
   LockService,
   Semaphore,
 } from '../../lib';
-import { lockApp, lockAppEach, type LockApp } from '../support/lock-app';
+import { lockApp, lockAppPairEach, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { killChildren } from '../support/child-processes';
@@ -54,19 +54,16 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   let app: INestApplication;
   let locks: LockService;
   let other: LockApp;
-  let prefix: string;
 
   // A long lease: a waiter woken within its wait was woken by the release.
-  lockAppEach(
-    () => store.target,
+  lockAppPairEach(
+    store,
     { leaseTime: 30_000, waitTime: 5_000 },
-    (made) => ({ app, locks, prefix } = made),
+    (made, second) => {
+      ({ app, locks } = made);
+      other = second;
+    },
     { providers: [Exports] },
-  );
-  lockAppEach(
-    () => store.target,
-    () => ({ keyPrefix: prefix, leaseTime: 30_000 }),
-    (made) => (other = made),
   );
 
   it('counts available permits and wakes a waiter on release', async () => {

@@ -90,21 +90,25 @@ export async function lockNode(
   };
 }
 
-/**
- * Records unhandled promise rejections for the whole file and fails each test that caused
- * one. Call once at the top of a describe block.
- */
-/**
- * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
- * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite.
- * Read the fields inside hooks and tests.
- */
-export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
+/** What twoLockNodes() starts. */
+export interface TwoLockNodes {
   readonly redis: TestRedis;
   readonly raw: Redis;
   readonly a: LockNode;
   readonly b: LockNode;
-} {
+}
+
+/**
+ * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
+ * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite,
+ * and watchUnhandledRejections(). `made` gets them once started (assign the suite's variables
+ * there); or read the returned fields inside hooks and tests.
+ */
+export function twoLockNodes(
+  options: Parameters<typeof lockNode>[1] = {},
+  made?: (nodes: TwoLockNodes) => void,
+): TwoLockNodes {
+  watchUnhandledRejections();
   let redis: TestRedis | undefined;
   let raw: Redis | undefined;
   let a: LockNode | undefined;
@@ -115,6 +119,7 @@ export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
     raw.on('error', () => undefined); // the suite kills and restarts the server
     a = await lockNode(fastRedis(redis.port), options);
     b = await lockNode(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
+    made?.({ redis, raw, a, b });
   });
   afterAll(async () => {
     await a?.close();
@@ -138,6 +143,10 @@ export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
   };
 }
 
+/**
+ * Records unhandled promise rejections for the whole file and fails each test that caused
+ * one. Call once at the top of a describe block.
+ */
 export function watchUnhandledRejections(): void {
   const seen: unknown[] = [];
   const listener = (reason: unknown) => seen.push(reason);
