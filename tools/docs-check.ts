@@ -5,9 +5,9 @@ import { readMarkdown } from './docs/markdown';
 import { snippetErrors } from './docs/snippets';
 
 /**
- * Checks README.md, CONTRIBUTING.md, docs/*.md and bench/*.md: every relative link and #anchor resolves, and
- * every ```ts block compiles against lib/ (see tools/docs/snippets.ts for the ```ts member and
- * ```ts nocheck markers). Prints each problem as file:line and exits 1 when there is one.
+ * Checks README.md, CONTRIBUTING.md, docs/*.md and bench/*.md: every relative link and #anchor
+ * resolves, and every ```ts block compiles against lib/ (see tools/docs/snippets.ts for the
+ * ```ts member and ```ts nocheck markers). Prints each problem as file:line and exits 1 when there is one.
  * Run by `npm run docs:check` and .ci/run.
  */
 function main(): void {
