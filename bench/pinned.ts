@@ -11,8 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
-import { nestjsRedisLock, protocolFloor, type Adapter } from './adapters';
-import { cycles, fmt, median, table } from './stats';
+import { nestjsRedisLock, protocolFloor, type Adapter } from './lib/adapters';
+import { cycles, fmt, median, table } from './lib/stats';
 
 const CYCLES = 4_000;
 const arg = (name: string) => process.argv[process.argv.indexOf(name) + 1];

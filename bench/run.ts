@@ -3,9 +3,11 @@
  * redis-server of its own. `npm run bench` (full, a few minutes) or `npm run bench -- --quick`.
  * Progress goes to stderr, markdown tables to stdout, every repetition to results/latest.json.
  * Exits 1 if any contention run saw an exclusion violation (CI runs --quick for that).
- * The Redis Cluster rows (cluster.ts) run last; `--no-cluster` skips them, `--cluster-only`
- * runs only them. The lock-family rows (family.ts: read-write, fair, multi-lock, semaphore) run
- * on the same server after scenario 7; `--no-family` skips them, `--family-only` runs only them.
+ * The Redis Cluster rows (scenarios/cluster.ts) run last; `--no-cluster` skips them,
+ * `--cluster-only` runs only them. The lock-family rows (scenarios/family.ts: read-write, fair,
+ * multi-lock, semaphore) run on the same server after scenario 7; `--no-family` skips them,
+ * `--family-only` runs only them. Layout: scenarios/ (one module per scenario), workers/ (the
+ * child processes' entries), lib/ (adapters, loops, statistics, process pools).
  */
 import 'reflect-metadata';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,26 +15,32 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
-import { nestjsRedisLock, protocolFloor, redisSemaphore, redlock, type Adapter } from './adapters';
-import { clusterScenario } from './cluster';
-import { contentionScenario, contentionTable } from './contention-scenario';
-import { fairnessScenario, fairnessTable } from './fairness-scenario';
-import { familyOnly, familyScenario } from './family';
+import {
+  nestjsRedisLock,
+  protocolFloor,
+  redisSemaphore,
+  redlock,
+  type Adapter,
+} from './lib/adapters';
+import { clusterScenario } from './scenarios/cluster';
+import { contentionScenario, contentionTable } from './scenarios/contention';
+import { fairnessScenario, fairnessTable } from './scenarios/fairness';
+import { familyOnly, familyScenario } from './scenarios/family';
 import {
   heldLocks,
   heldLocksTable,
   reentrancy,
   reentrancyTable,
   renewalPeriod,
-} from './held-locks';
-import { fmt } from './stats';
+} from './scenarios/held-locks';
+import { fmt } from './lib/stats';
 import {
   lockedOverhead,
   overheadTable,
   throughputTable,
   uncontendedScenario,
   type Implementation,
-} from './uncontended';
+} from './scenarios/uncontended';
 
 const quick = process.argv.includes('--quick');
 const clusterRows = !process.argv.includes('--no-cluster');
@@ -134,7 +142,7 @@ async function main() {
     })),
   ];
 
-  // Scenarios 1 and 2: interleaved repetitions after a warm-up (uncontended.ts).
+  // Scenarios 1 and 2: interleaved repetitions after a warm-up (scenarios/uncontended.ts).
   const { scenario1, scenario2, seqRuns, concRuns } = await uncontendedScenario(
     implementations,
     { floor: floor.name, peers: peers.map((peer) => peer.name) },
@@ -145,7 +153,7 @@ async function main() {
   );
 
   // Scenario 3: 8 workers on one key, in one process and as 4 child processes × 2 workers
-  // (contention-scenario.ts).
+  // (scenarios/contention.ts).
   const contenders = [
     { name: lib.run.name, tag: 'lib', adapter: lib.run },
     { name: 'redis-semaphore Mutex', tag: 'semaphore', adapter: redisSemaphore(semaphoreClient) },
@@ -162,7 +170,7 @@ async function main() {
   );
   let violations = scenario3.reduce((sum, row) => sum + row.violations, 0);
 
-  // Scenarios 4 and 5: inside a held lock, and many locks held at once (held-locks.ts).
+  // Scenarios 4 and 5: inside a held lock, and many locks held at once (scenarios/held-locks.ts).
   const scenario4 = await reentrancy(lib.locks, admin, config.reentrant, progress);
   const scenario5 = await heldLocks(server.url, admin, config, progress);
   // Scenario 6: @Locked against LockService.run, from the rows of scenarios 1 and 2.
@@ -185,7 +193,7 @@ async function main() {
   );
   violations += scenarioFair.reduce((sum, row) => sum + row.violations, 0);
 
-  // Scenario 9: the lock family (family.ts), on this server.
+  // Scenario 9: the lock family (scenarios/family.ts), on this server.
   const scenarioFamily = familyRows
     ? await familyScenario(quick, server, admin, freshKey, progress)
     : undefined;
@@ -205,7 +213,7 @@ async function main() {
     client.disconnect();
   await server.stop();
 
-  // Scenario 8: the same library on a 3-master Redis Cluster beside one server (cluster.ts).
+  // Scenario 8: the same library on a 3-master Redis Cluster beside one server (scenarios/cluster.ts).
   const scenarioCluster = clusterRows ? await clusterScenario(quick, progress) : undefined;
   violations += scenarioCluster?.violations ?? 0;
 

@@ -7,8 +7,9 @@ import {
   type LockHandle,
   type LockService,
 } from '../lib';
-import { lockApp, lockAppEach, sleep, until } from './support/lock-app';
+import { lockApp, lockAppEach } from './support/lock-app';
 import { STORE_KINDS, suiteStore } from './support/suite-store';
+import { sleep, until } from '../tools/time';
 
 // The library's behavioural suite, run on real Redis and on the in-memory store: both must
 // behave alike. What only Redis has (its layout, Redisson interop, its clients) is tested in
@@ -18,11 +19,7 @@ describe.each(STORE_KINDS)('LockService on the %s store', (kind) => {
   let prefix: string;
 
   const store = suiteStore(kind);
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   /** GET-then-SET with a pause in between: loses updates unless excluded. */
   async function unsafeIncrement(counter: string) {

@@ -10,7 +10,7 @@ import {
   type RedisLockModuleOptions,
   type RedisLockTestingOptions,
 } from '../lib';
-import { sleep } from './support/lock-app';
+import { sleep } from '../tools/time';
 
 /** Increments a counter in two steps, under a lock (lost updates unless excluded). */
 @Injectable()

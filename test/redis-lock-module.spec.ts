@@ -8,9 +8,10 @@ import {
   RedisLockModule,
   type RedisLockModuleOptions,
 } from '../lib';
-import { lockApp, sleep } from './support/lock-app';
+import { lockApp } from './support/lock-app';
 import type { TestRedis } from './support/redis-server';
 import { suiteRedis } from './support/suite-redis';
+import { sleep } from '../tools/time';
 
 let raw: Redis;
 

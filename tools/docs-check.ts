@@ -5,9 +5,9 @@ import { readMarkdown } from './docs/markdown';
 import { snippetErrors } from './docs/snippets';
 
 /**
- * Checks README.md, CONTRIBUTING.md and docs/*.md: every relative link and #anchor resolves, and
- * every ```ts block compiles against lib/ (see tools/docs/snippets.ts for the ```ts member and
- * ```ts nocheck markers). Prints each problem as file:line and exits 1 when there is one.
+ * Checks README.md, CONTRIBUTING.md, docs/*.md and bench/*.md: every relative link and #anchor
+ * resolves, and every ```ts block compiles against lib/ (see tools/docs/snippets.ts for the
+ * ```ts member and ```ts nocheck markers). Prints each problem as file:line and exits 1 when there is one.
  * Run by `npm run docs:check` and .ci/run.
  */
 function main(): void {
@@ -19,6 +19,8 @@ function main(): void {
       .filter((name) => name.endsWith('.md'))
       .sort()
       .map((name) => join(root, 'docs', name)),
+    join(root, 'bench', 'README.md'),
+    join(root, 'bench', 'HISTORY.md'),
   ];
   const files = paths.map((path) => readMarkdown(path));
   const problems = [

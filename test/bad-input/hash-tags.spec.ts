@@ -87,12 +87,7 @@ class Orders {
 describe.each(STORE_KINDS)('a key whose hash tag is not well formed (%s store)', (kind) => {
   const store = suiteStore(kind);
   let app: LockApp;
-  lockAppEach(
-    () => store.target,
-    { waitTime: 0 },
-    (made) => (app = made),
-    { providers: [Orders] },
-  );
+  lockAppEach(store, { waitTime: 0 }, (made) => (app = made), { providers: [Orders] });
 
   it.each(['a{b', '{}x', 'a}b'])(
     '%j is refused with LockKeyError by every kind of lock, before anything is stored',

@@ -8,9 +8,11 @@ import {
   type LockHandle,
   type LockService,
 } from '../../lib';
-import { lockApp, sleep } from '../support/lock-app';
+import { lockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { suiteRedis } from '../support/suite-redis';
+import { bodies, nothingRanNorLeft } from './refusal-kit';
+import { sleep } from '../../tools/time';
 
 const LIMIT = 1024;
 
@@ -20,9 +22,8 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
   let app: INestApplication;
   let locks: LockService;
   let prefix: string;
-  let bodyRuns = 0;
   const body = () => {
-    bodyRuns++;
+    bodies.runs++;
     return 'ran';
   };
 
@@ -34,12 +35,10 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
   afterAll(async () => {
     await app.close();
   });
-  afterEach(async () => {
-    const runs = bodyRuns;
-    bodyRuns = 0;
-    expect(runs).toBe(0);
-    expect(await raw.keys(`${prefix}*`)).toEqual([]);
-  });
+  nothingRanNorLeft(
+    () => raw,
+    () => prefix,
+  );
 
   /** Every LockService method that takes a key, called with `key`. */
   const keyCalls = (key: unknown) => [

@@ -3,26 +3,25 @@ import type { Redis } from 'ioredis';
 import { LockError, LockKeyError, LockOptionsError, Locked, Semaphore } from '../../lib';
 import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
-
-let bodyRuns = 0;
+import { bodies, nothingRanNorLeft } from './refusal-kit';
 
 @Injectable()
 class Orders {
   @Locked('order:<0>')
   byId(_id: unknown) {
-    bodyRuns++;
+    bodies.runs++;
     return Promise.resolve('ran');
   }
 
   @Locked('order:<0.customer.id>:<1>')
   byPath(_order: unknown, _part: unknown) {
-    bodyRuns++;
+    bodies.runs++;
     return Promise.resolve('ran');
   }
 
   @Locked({ key: (id: unknown) => id as string })
   byFunction(_id: unknown) {
-    bodyRuns++;
+    bodies.runs++;
     return Promise.resolve('ran');
   }
 }
@@ -55,12 +54,10 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
   afterAll(async () => {
     await app.close();
   });
-  afterEach(async () => {
-    const runs = bodyRuns;
-    bodyRuns = 0;
-    expect(runs).toBe(0);
-    expect(await raw.keys(`${prefix}*`)).toEqual([]);
-  });
+  nothingRanNorLeft(
+    () => raw,
+    () => prefix,
+  );
 
   describe('templates, at decoration time (LockKeyError naming the method)', () => {
     it.each([

@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LockService, Locked } from '../../lib';
 import { channelName } from '../../lib/stores/redis/redis-names';
-import { sleep, until } from '../support/lock-app';
-import { STEADY_NODE_TIMEOUT, suiteCluster } from '../support/redis-cluster';
-import { clusterApp, removeWorkerBuild, WorkerProcess } from './cluster-kit';
+import { STEADY_NODE_TIMEOUT } from '../../tools/redis/cluster';
+import { suiteCluster } from '../support/suite-topology';
+import { killChildren } from '../support/child-processes';
+import { clusterApp, clusterWorker, removeWorkerBuild } from './cluster-kit';
+import { sleep, until } from '../../tools/time';
 
 @Injectable()
 class Ledger {
@@ -32,9 +34,8 @@ describe('locks on a Redis Cluster', () => {
     nodeTimeout: STEADY_NODE_TIMEOUT,
   });
   const closers: (() => Promise<unknown>)[] = [];
-  const workers: WorkerProcess[] = [];
   afterAll(async () => {
-    workers.forEach((worker) => worker.kill());
+    await killChildren();
     removeWorkerBuild();
     await Promise.all(closers.map((close) => close()));
   });
@@ -101,21 +102,18 @@ describe('locks on a Redis Cluster', () => {
 
   it('excludes 4 processes from one key: a GET-then-SET counter loses no update', async () => {
     const { prefix } = await app();
-    const started = Array.from(
-      { length: 4 },
-      () => new WorkerProcess(suite.cluster, prefix, ['count', 'counter', '25']),
+    const started = Array.from({ length: 4 }, () =>
+      clusterWorker(suite.cluster, prefix, ['count', 'counter', '25']),
     );
-    workers.push(...started);
-    await Promise.all(started.map((worker) => worker.printed('done')));
+    await Promise.all(started.map((worker) => worker.line(/^done$/)));
     expect(await suite.cluster.client().get(`${prefix}{counter}:counter`)).toBe('100');
   }, 60_000);
 
   it('wakes a waiter in another process by the sharded release notice, long before the lease ends', async () => {
     const { locks, prefix } = await app({ leaseTime: 30_000 });
     const lock = await locks.acquire('notice');
-    const waiter = new WorkerProcess(suite.cluster, prefix, ['wait', 'notice', '60000']);
-    workers.push(waiter);
-    await waiter.printed('waiting');
+    const waiter = clusterWorker(suite.cluster, prefix, ['wait', 'notice', '60000']);
+    await waiter.line(/^waiting$/);
     const channel = channelName(`${prefix}notice`);
     const master = suite.cluster.nodeClient(await suite.cluster.masterForKey(`${prefix}notice`));
     await until(async () => {
@@ -124,7 +122,7 @@ describe('locks on a Redis Cluster', () => {
     }, 20_000);
     const released = Date.now();
     await lock.release();
-    await waiter.printed('acquired');
+    await waiter.line(/^acquired$/);
     expect(Date.now() - released).toBeLessThan(10_000); // the lease was 30 s
     expect(
       (await suite.cluster.commandstats(await suite.cluster.masterForKey(channel))).spublish,

@@ -8,8 +8,8 @@ import {
   rwChannelName,
   semaphoreChannelName,
 } from '../../lib/stores/redis/redis-names';
-import { until } from '../support/lock-app';
 import { clusterApp, clusterAppSuite } from './cluster-kit';
+import { until } from '../../tools/time';
 
 /**
  * Release notices on a 3-master Redis Cluster (one for the file): every kind's waiter is woken by a

@@ -6,18 +6,13 @@
  * - `wait <ms>`: prints "waiting", acquires `key` waiting up to ms, prints "acquired", releases.
  */
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { Cluster } from 'ioredis';
-import { LockService, RedisLockModule } from '../../lib';
+import { childApp } from '../support/child-app';
 
 async function main() {
   const [ports, prefix, mode, key, arg] = process.argv.slice(2);
   const nodes = ports.split(',').map((port) => ({ host: '127.0.0.1', port: Number(port) }));
-  @Module({ imports: [RedisLockModule.forRoot({ cluster: { nodes }, keyPrefix: prefix })] })
-  class WorkerModule {}
-  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: false });
-  const locks = app.get(LockService);
+  const { app, locks } = await childApp({ cluster: { nodes }, keyPrefix: prefix });
   if (mode === 'count') {
     const data = new Cluster(nodes);
     const counter = `${prefix}{${key}}:counter`;

@@ -7,10 +7,10 @@ import {
   RedisLockModule,
   type LockHandle,
 } from '../../lib';
-import { sleep } from '../support/lock-app';
-import { startCluster, type TestCluster } from '../support/redis-cluster';
-import { startSentinel, type TestSentinel } from '../support/redis-sentinel';
+import { startCluster, type TestCluster } from '../../tools/redis/cluster';
+import { startSentinel, type TestSentinel } from '../../tools/redis/sentinel';
 import { clusterApp } from './cluster-kit';
+import { sleep } from '../../tools/time';
 
 /** Resolves with the time (ms) from now until `lock`'s signal aborts; rejects after `timeout`. */
 function aborted(lock: LockHandle, timeout: number): Promise<number> {

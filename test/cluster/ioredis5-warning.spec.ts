@@ -5,9 +5,9 @@ import { LockService, RedisLockModule } from '../../lib';
 import { canShardWith, openConnections } from '../../lib/stores/redis/redis-connections';
 import { channelName } from '../../lib/stores/redis/redis-names';
 import * as storeSeam from '../../lib/nest/open-store';
-import { until } from '../support/lock-app';
-import { suiteCluster } from '../support/redis-cluster';
+import { suiteCluster } from '../support/suite-topology';
 import { nodesOf } from './cluster-kit';
+import { until } from '../../tools/time';
 
 const WARNING = /^ioredis 5 does not resubscribe sharded pub\/sub channels .*classic pub\/sub/;
 

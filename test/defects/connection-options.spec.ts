@@ -7,26 +7,19 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import { lockApp } from '../support/lock-app';
-import { parseCommandstats } from '../support/topology-admin';
+import { parseCommandstats } from '../../tools/redis/topology-admin';
 import { startRedis, type TestRedis } from '../support/redis-server';
 import {
   LEASE,
   fastRedis,
   lockNode,
   settled,
-  sleep,
   tcpProxy,
   watchUnhandledRejections,
   type LockNode,
 } from '../faults/fault-kit';
-import {
-  channelOf,
-  monotonic,
-  renewals,
-  singleNodeCluster,
-  subscribers,
-  waitFor,
-} from './defect-kit';
+import { channelOf, monotonic, renewals, singleNodeCluster, subscribers } from './defect-kit';
+import { sleep, until } from '../../tools/time';
 
 type LockApp = Awaited<ReturnType<typeof lockApp>>;
 
@@ -86,12 +79,12 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
       await (await slow.locks.acquire(`${key}:warm`)).release(); // connected, scripts loaded
       proxy.dropReplies();
       const acquiring = settled(slow.locks.acquire(key, { waitTime: 1_000 }));
-      await waitFor(async () => (await raw.exists(name)) === 1, 1_000); // Redis granted it
+      await until(async () => (await raw.exists(name)) === 1, 1_000); // Redis granted it
       if (cutToFail) proxy.cut(); // the connection breaks: ioredis gives up on the command
       const outcome = await acquiring;
       proxy.cut();
       proxy.restore(); // the connection answers again
-      const freed = await waitFor(async () => (await raw.exists(name)) === 0, 2_000).then(
+      const freed = await until(async () => (await raw.exists(name)) === 0, 2_000).then(
         () => true,
         () => false,
       );
@@ -114,10 +107,10 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
     const name = `${direct.prefix}resubscribe`;
     const held = await direct.locks.acquire('resubscribe');
     const waiting = settled(waiters.locks.acquire('resubscribe', { waitTime: 2_500 }));
-    await waitFor(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000);
+    await until(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000);
     await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     // Back once the library has subscribed again (it may never: then the release goes unheard).
-    await waitFor(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000).catch(
+    await until(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000).catch(
       () => undefined,
     );
     const releasedAt = monotonic();
@@ -140,15 +133,15 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
     const [directOwner] = Object.keys(await raw.hgetall(name));
     const attemptsBefore = await evalshaCalls();
     const first = settled(slow.locks.acquire('dropped', { waitTime: 1_000 }));
-    await waitFor(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000);
+    await until(async () => (await subscribers(raw, channelOf(name))) === 1, 1_000);
     // Its attempt after subscribing (the second) has been answered, busy: Redis ran both, and a
     // PING sent after them on its connection came back, so their replies were read before it.
-    await waitFor(async () => (await evalshaCalls()) >= attemptsBefore + 2, 1_000);
+    await until(async () => (await evalshaCalls()) >= attemptsBefore + 2, 1_000);
     await (slow.locks as unknown as { store: { client: Redis } }).store.client.ping();
     proxy.dropReplies();
     // Its retry was granted: another owner holds the hash (until the unanswered attempt's bound
     // frees it, 600 ms; a PTTL above the first lease was visible for only 150 ms of that).
-    await waitFor(async () => {
+    await until(async () => {
       const owners = Object.keys(await raw.hgetall(name));
       return owners.length > 0 && !owners.includes(directOwner);
     }, 1_000);
@@ -238,7 +231,7 @@ describe('issue 8: the user’s ioredis options and clients (its own redis-serve
         await new Promise((resolve) => held.signal.addEventListener('abort', resolve));
       }),
     );
-    await waitFor(() => lock !== undefined, 1_000);
+    await until(() => lock !== undefined, 1_000);
     await redis.kill();
     const killedAt = monotonic();
     try {

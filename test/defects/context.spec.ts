@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { INestApplication } from '@nestjs/common';
 import { LockLostError, type LockHandle, type LockService } from '../../lib';
-import { lockApp, until } from '../support/lock-app';
+import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 import { settled, watchUnhandledRejections } from '../faults/fault-kit';
 import { detach } from './defect-kit';
+import { until } from '../../tools/time';
 
 /** What a callback saw of lock ownership. */
 interface Seen {

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { LockService } from '../../lib';
 import { freePort } from '../support/redis-server';
-import { sleep } from '../faults/fault-kit';
+import { sleep, until } from '../../tools/time';
 
 /** Milliseconds from a monotonic clock: unaffected by a mocked or stepped `Date.now`. */
 export const monotonic = () => performance.now();
@@ -30,15 +30,6 @@ export const stallEventLoop = (ms: number) =>
       resolve();
     }),
   );
-
-/** Resolves when `predicate` holds (polled every 5 ms), or rejects after `timeout` ms (monotonic). */
-export async function waitFor(predicate: () => boolean | Promise<boolean>, timeout: number) {
-  const deadline = monotonic() + timeout;
-  while (!(await predicate())) {
-    if (monotonic() > deadline) throw new Error(`condition not met within ${timeout} ms`);
-    await sleep(5);
-  }
-}
 
 /** When `signal` aborted (monotonic ms), or -1 while it has not. */
 export function abortedAt(signal: AbortSignal): () => number {
@@ -167,7 +158,7 @@ export async function singleNodeCluster(): Promise<{ port: number; stop(): Promi
   admin.on('error', () => undefined);
   try {
     await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-    await waitFor(async () => (await admin.cluster('INFO')).includes('cluster_state:ok'), 5_000);
+    await until(async () => (await admin.cluster('INFO')).includes('cluster_state:ok'), 5_000);
   } catch (error) {
     await stop();
     throw error;

@@ -9,12 +9,12 @@ import {
   RENEW_PERIOD,
   fastRedis,
   lockNode,
-  sleep,
   tcpProxy,
   watchUnhandledRejections,
   type LockNode,
 } from '../faults/fault-kit';
-import { abortedAt, monotonic, renewals, stallEventLoop, waitFor } from './defect-kit';
+import { abortedAt, monotonic, renewals, stallEventLoop } from './defect-kit';
+import { sleep, until } from '../../tools/time';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
@@ -63,7 +63,7 @@ describe('issue 8: loss reports that are late, false or missing (its own redis-s
     try {
       const victim = `${direct.prefix}batch:0`;
       await raw.multi().del(victim).set(victim, 'another library').exec();
-      await waitFor(() => held[0].signal.aborted, LOSS_BOUND * 2).catch(() => undefined);
+      await until(() => held[0].signal.aborted, LOSS_BOUND * 2).catch(() => undefined);
       const renewed = await renewals(raw, `${direct.prefix}batch:1`, 2, LEASE * 2);
       const pttls = await Promise.all(keys.slice(1).map((key) => raw.pttl(direct.prefix + key)));
       expect({
@@ -93,7 +93,7 @@ describe('issue 8: loss reports that are late, false or missing (its own redis-s
       const next = await direct.locks.acquire('late', { waitTime: lease * 2 });
       const gotAt = monotonic();
       await next.release();
-      await waitFor(() => lostAt() >= 0, lease).catch(() => undefined);
+      await until(() => lostAt() >= 0, lease).catch(() => undefined);
       expect(lostAt()).toBeGreaterThanOrEqual(0); // told at all
       expect(lostAt() - gotAt).toBeLessThanOrEqual(100); // ms after the other owner got it
     } finally {
@@ -127,7 +127,7 @@ describe('issue 8: loss reports that are late, false or missing (its own redis-s
       proxy.stall();
       const stalledAt = monotonic();
       const lostAt = abortedAt(held.signal);
-      await waitFor(() => lostAt() >= 0, LOSS_BOUND * 2).catch(() => undefined);
+      await until(() => lostAt() >= 0, LOSS_BOUND * 2).catch(() => undefined);
       const told = lostAt() >= 0;
       expect({ told, withinALease: told && lostAt() - stalledAt < LOSS_BOUND }).toEqual({
         told: true,
@@ -191,7 +191,7 @@ describe('issue 8: loss reports that are late, false or missing (its own redis-s
           complete: () => resolve('completed'),
         }),
       );
-      await waitFor(() => feed.source.observed, 1_000); // the lock is held, the source subscribed
+      await until(() => feed.source.observed, 1_000); // the lock is held, the source subscribed
       feed.source.next(1);
       await app.get(LockService).forceUnlock('feed'); // lost while the stream runs
       feed.source.complete();

@@ -6,25 +6,21 @@ import {
   lockNode,
   logged,
   settled,
-  sleep,
   twoLockNodes,
-  until,
-  watchUnhandledRejections,
   type LockNode,
 } from '../faults/fault-kit';
 import { abortedAt, channelOf, delayProxy, monotonic, subscribers } from './defect-kit';
+import { sleep, until } from '../../tools/time';
 
 /** Long enough that a lock left behind by shutdown would still be there when a test looks. */
 const LONG_LEASE = 30_000;
 
 describe('issue 8: app.close() while locked work runs, waits or re-enters (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
   let raw: Redis;
   let other: LockNode;
 
-  const suite = twoLockNodes();
-  beforeAll(() => ({ redis, raw, b: other } = suite));
+  twoLockNodes({}, (nodes) => ({ redis, raw, b: other } = nodes));
 
   it('a hold released by shutdown while its work runs is lost: signal aborted, run() rejects, logged; nobody else enters before', async () => {
     // issue 8, defect 1

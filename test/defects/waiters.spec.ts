@@ -1,16 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { LockHandle } from '../../lib';
 import type { TestRedis } from '../support/redis-server';
-import {
-  fastRedis,
-  lockNode,
-  settled,
-  sleep,
-  twoLockNodes,
-  until,
-  watchUnhandledRejections,
-  type LockNode,
-} from '../faults/fault-kit';
+import { fastRedis, lockNode, settled, twoLockNodes, type LockNode } from '../faults/fault-kit';
 import {
   channelOf,
   delayProxy,
@@ -19,6 +10,7 @@ import {
   steadyRefTimers,
   subscribers,
 } from './defect-kit';
+import { sleep, until } from '../../tools/time';
 
 /**
  * A long lease: a waiter that missed a release message would wait for the holder's TTL (30 s);
@@ -27,13 +19,11 @@ import {
 const LONG_LEASE = 30_000;
 
 describe('issue 8: waiters right after boot, and the timers waiting leaves (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
   let raw: Redis;
   let holder: LockNode;
 
-  const suite = twoLockNodes({ leaseTime: LONG_LEASE });
-  beforeAll(() => ({ redis, raw, a: holder } = suite));
+  twoLockNodes({ leaseTime: LONG_LEASE }, (nodes) => ({ redis, raw, a: holder } = nodes));
 
   /**
    * Both connections up and idle, so that the baseline counts no connect or disconnect timer

@@ -2,6 +2,7 @@ import { LockEngine } from '../../lib/core/lock-engine';
 import { MemoryLockStore } from '../../lib/stores/memory/memory-store';
 import { openStore, type OpenedStore } from '../../lib/nest/open-store';
 import type { AcquireReply, AcquireRequest } from '../../lib/store/lock-store';
+import { sleep } from '../../tools/time';
 
 /** Lease of every engine here: an attempt is bounded by it (wait ≥ lease), ms. */
 const LEASE = 900;
@@ -56,13 +57,13 @@ describe('a late grant of an owner id that is used again', () => {
     const held = await holder.engine.acquire('k', { fair: true });
     const waiting = waiter.engine.acquire('k', { fair: true, waitTime: 5_000 });
     // Let the waiter queue and subscribe (attempts 1 and 2), then free the lock.
-    while (attempts < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (attempts < 2) await sleep(5);
     await held.release();
     const handle = await waiting;
     expect(attempts).toBeGreaterThanOrEqual(4); // attempt 3 timed out; a later one took the lock
 
     // Attempt 3's answer arrives now: the waiter still holds the lock.
-    await new Promise((resolve) => setTimeout(resolve, LATE));
+    await sleep(LATE);
     expect(await other.engine.tryAcquire('k', { fair: true })).toBeNull();
     expect(handle.signal.aborted).toBe(false);
     await handle.release();

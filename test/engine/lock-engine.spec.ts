@@ -9,6 +9,7 @@ import {
   LockRedisError,
 } from '../../lib/errors';
 import { FakeStore } from './fake-store';
+import { sleep, until } from '../../tools/time';
 
 const LEASE = 300;
 const PREFIX = 'p:';
@@ -47,9 +48,7 @@ function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
 }
 
 /** Resolves once `predicate` holds, checking after each turn of the event loop. */
-async function until(predicate: () => boolean): Promise<void> {
-  while (!predicate()) await new Promise((resolve) => setImmediate(resolve));
-}
+const untilTurn = (predicate: () => boolean) => until(predicate, 5_000, { every: 0 });
 
 describe('LockEngine on a fake store', () => {
   let store: FakeStore;
@@ -163,8 +162,8 @@ describe('LockEngine on a fake store', () => {
       store.take('p:k', 'other:1', 60_000);
       await expect(engine.remainingTtl('k')).resolves.toBeGreaterThan(59_000);
       const waiting = engine.acquire('k', { waitTime: 10_000 });
-      await until(() => store.calls.some((c) => c.method === 'subscribe'));
-      await until(() => acquires().length >= 2); // tried once more once subscribed
+      await untilTurn(() => store.calls.some((c) => c.method === 'subscribe'));
+      await untilTurn(() => acquires().length >= 2); // tried once more once subscribed
       store.freeByOther('p:k');
       const lock = await waiting;
       expect(store.holder('p:k')).toBe(acquires().at(-1)!.owner);
@@ -204,7 +203,7 @@ describe('LockEngine on a fake store', () => {
     it('re-entry works during the grace period; new acquires and waiters are refused', async () => {
       store.take('p:busy', 'other:1', 60_000);
       const waiter = engine.acquire('busy', { waitTime: 10_000 });
-      await until(() => acquires().length === 1);
+      await untilTurn(() => acquires().length === 1);
       let closing: Promise<void> | undefined;
       await engine.run('k', async () => {
         closing = engine.close(5_000);
@@ -227,7 +226,7 @@ describe('LockEngine on a fake store', () => {
       const call = await held;
       let closed = false;
       const closing = engine.close(0).then(() => (closed = true));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       expect(closed).toBe(false);
       call.go();
       await closing;
@@ -243,7 +242,7 @@ describe('LockEngine on a fake store', () => {
       const error = await engine.tryAcquire('k').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockRedisError);
       expect((error as LockRedisError).refused).toBe(false);
-      await until(() => releases().length === 1);
+      await untilTurn(() => releases().length === 1);
       expect(releases()[0].owner).toBe(acquires()[0].owner);
       expect(store.holder('p:k')).toBeUndefined();
       expect(engine.heldCount).toBe(0);
@@ -252,7 +251,7 @@ describe('LockEngine on a fake store', () => {
     it('an error Redis refused is passed on; that owner is released (a script that failed midway may have written)', async () => {
       store.fault('acquire', 'refuse');
       await expect(engine.acquire('k')).rejects.toMatchObject({ refused: true });
-      await until(() => releases().length === 1);
+      await untilTurn(() => releases().length === 1);
       expect(releases()[0].owner).toBe(acquires()[0].owner);
       expect(store.holder('p:k')).toBeUndefined();
     });
@@ -266,7 +265,7 @@ describe('LockEngine on a fake store', () => {
       await expect(trying).rejects.toMatchObject({ refused: false });
       call.go();
       // The cleanup release (no answer: nothing taken yet), then the late grant's release.
-      await until(() => releases().length >= 2 && store.holder('p:k') === undefined);
+      await untilTurn(() => releases().length >= 2 && store.holder('p:k') === undefined);
       const owner = acquires()[0].owner;
       expect(releases().every((r) => r.owner === owner)).toBe(true);
       expect(store.holder('p:k')).toBeUndefined();

@@ -1,6 +1,7 @@
 import { LockLostError, type LockService } from '../../lib';
-import { lockApp, lockAppEach, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { until } from '../../tools/time';
 
 // A write hold with an explicit lease under which its chain also reads (a downgrade): the write
 // ends at its lease in the store too, while the read hold lives on.
@@ -10,11 +11,7 @@ describe.each(STORE_KINDS)('a downgraded write’s own lease (%s store)', (kind)
   let prefix: string;
 
   // The read holds' 30 s lease (and its renewals) must not keep the write alive.
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 30_000, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 30_000, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   /** Redis' hash of the lock: its mode and fields (nothing on the memory store). */
   const fields = async (name: string) => (await store.raw?.hgetall(`${prefix}${name}`)) ?? {};

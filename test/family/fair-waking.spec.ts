@@ -1,10 +1,11 @@
 import { type LockHandle, LockRedisError, type LockService } from '../../lib';
-import { lockAppEach, sleep, until } from '../support/lock-app';
+import { lockAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { RedissonSide } from '../support/redisson-side';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild } from './rw-fair-kit';
+import { sleep, until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -16,7 +17,7 @@ describe.each(STORE_KINDS)('plain and fair waiters of one name on the %s store',
   let prefix: string;
   const store = suiteStore(kind);
   lockAppEach(
-    () => store.target,
+    store,
     { leaseTime: 20_000, waitTime: 20_000, fairQueueTimeout: 60_000 },
     (made) => ({ locks, prefix } = made),
   );
@@ -57,7 +58,7 @@ describe('fair waiters on Redis: dead waiters, replicas, Redisson waiters ahead'
   let prefix: string;
   const store = suiteStore('redis');
   lockAppEach(
-    () => store.target,
+    store,
     { leaseTime: 10_000, waitTime: 5_000, fairQueueTimeout: 300, syncTimeout: 50 },
     (made) => ({ locks, prefix } = made),
   );

@@ -7,11 +7,12 @@ import {
   Locked,
   MemoryLockStore,
 } from '../../lib';
-import { lockApp, lockAppEach, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild, type LockChild } from './rw-fair-kit';
+import { until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -34,11 +35,7 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
   let locks: LockService;
   let prefix: string;
   const store = suiteStore(kind);
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   it('carries fair on the handle, re-enters, and forceUnlock aborts the holder', async () => {
     const lock = await locks.acquire('f', { fair: true });
@@ -107,7 +104,7 @@ describe('fair locks on Redis across processes', () => {
   let prefix: string;
   const store = suiteStore('redis');
   lockAppEach(
-    () => store.target,
+    store,
     { leaseTime: 600, waitTime: 5_000, fairQueueTimeout: 300 },
     (made) => ({ locks, prefix } = made),
   );
@@ -132,7 +129,7 @@ describe('fair locks on Redis across processes', () => {
     await holder.release();
     for (let n = 0; n < 8; n++) {
       const pending = arrival.filter(([id]) => !granted.includes(id));
-      const line = await Promise.race(
+      const [line] = await Promise.race(
         pending.map(([id, child]) => child.line(new RegExp(`^held ${id}$`), 20_000)),
       );
       const id = line.split(' ')[1];

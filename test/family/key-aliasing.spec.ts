@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LockAcquireTimeoutError, Locked, LockService } from '../../lib';
-import { lockAppEach, type LockApp } from '../support/lock-app';
+import { lockAppPairEach, type LockApp } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 
 /** A plain lock whose key is another kind's key plus what an id built by concatenation adds. */
@@ -31,16 +31,11 @@ describe.each(STORE_KINDS)(
     let a: LockApp;
     let b: LockApp;
     // A long lease: a waiter woken within its wait was woken by the release.
-    lockAppEach(
-      () => store.target,
+    lockAppPairEach(
+      store,
       { leaseTime: 30_000, waitTime: 5_000 },
-      (made) => (a = made),
+      (first, second) => ([a, b] = [first, second]),
       { providers: [Plain] },
-    );
-    lockAppEach(
-      () => store.target,
-      () => ({ keyPrefix: a.prefix, leaseTime: 30_000 }),
-      (made) => (b = made),
     );
 
     describe.each(HELD)('a chain holding %s on "x"', (_what, suffix, holding) => {

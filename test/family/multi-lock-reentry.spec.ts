@@ -1,6 +1,7 @@
 import { LockService } from '../../lib';
-import { lockAppEach, sleep } from '../support/lock-app';
+import { lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { sleep } from '../../tools/time';
 
 /** A promise and the function that settles it. */
 function gate(): { opened: Promise<void>; open: () => void } {
@@ -14,11 +15,7 @@ describe.each(STORE_KINDS)('multi-lock re-entry among siblings (%s store)', (kin
   const store = suiteStore(kind);
   let locks: LockService;
 
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
 
   it('a group refused by a busy member leaves the members it had re-entered', async () => {
     await locks.run('a', () =>

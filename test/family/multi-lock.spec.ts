@@ -7,10 +7,12 @@ import {
   Locked,
   LockService,
 } from '../../lib';
-import { lockApp, lockAppEach, until, type LockApp } from '../support/lock-app';
+import { lockApp, lockAppPairEach, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
-import { CHILDREN_TIMEOUT, runChildren, type FamilyChild } from './family-kit';
+import { killChildren } from '../support/child-processes';
+import { CHILDREN_TIMEOUT, runChildren } from './family-kit';
+import { until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -44,16 +46,14 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   let other: LockApp;
   let prefix: string;
 
-  lockAppEach(
-    () => store.target,
+  lockAppPairEach(
+    store,
     { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ app, locks, prefix } = made),
+    (made, second) => {
+      ({ app, locks, prefix } = made);
+      other = second;
+    },
     { providers: [Accounts] },
-  );
-  lockAppEach(
-    () => store.target,
-    () => ({ keyPrefix: prefix, leaseTime: 600 }),
-    (made) => (other = made),
   );
 
   it('takes all or nothing: a holder of b blocks [a, b], and a stays free meanwhile', async () => {
@@ -225,8 +225,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
 
 describe('multi-locks on one Redis node', () => {
   const store = suiteStore('redis');
-  const children: FamilyChild[] = [];
-  afterAll(() => children.forEach((child) => child.kill()));
+  afterAll(killChildren);
 
   it('takes a group with one script call', async () => {
     const { app, locks } = await lockApp(store.target);
@@ -245,13 +244,10 @@ describe('multi-locks on one Redis node', () => {
 
   it('opposite orders from 4 processes × 2 workers: no deadlock, no exclusion violation', async () => {
     const prefix = 'opposite:';
-    const done = await runChildren(
-      (store.target as TestRedis).url,
-      prefix,
-      4,
-      ['opposite', '5000'],
-      children,
-    );
+    const done = await runChildren((store.target as TestRedis).url, prefix, 4, [
+      'opposite',
+      '5000',
+    ]);
     const cycles = done.reduce((sum, child) => sum + child.cycles, 0);
     expect(done.every((child) => child.cycles > 0)).toBe(true);
     expect(done.reduce((sum, child) => sum + child.violations, 0)).toBe(0);

@@ -10,19 +10,14 @@
  * Prints `ready` once connected; the looping modes start when `go` arrives on stdin.
  */
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
-import { LockService, RedisLockModule } from '../../lib';
+import { childApp } from '../support/child-app';
 
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function main() {
   const [url, keyPrefix, mode, ...rest] = process.argv.slice(2);
-  @Module({ imports: [RedisLockModule.forRoot({ redis: url, keyPrefix, leaseTime: 1_000 })] })
-  class ChildModule {}
-  const app = await NestFactory.createApplicationContext(ChildModule, { logger: false });
-  const locks = app.get(LockService);
+  const { app, locks } = await childApp({ redis: url, keyPrefix, leaseTime: 1_000 });
   const raw = new Redis(url);
   const counter = (name: string) => `${keyPrefix}${name}:counter`;
   if (mode === 'hold-permit') {

@@ -11,11 +11,12 @@ import {
   LockService,
   type LockHandle,
 } from '../../lib';
-import { lockApp, lockAppEach, sleep, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild } from './rw-fair-kit';
+import { sleep, until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -50,11 +51,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   let locks: LockService;
   let prefix: string;
   const store = suiteStore(kind);
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
 
   it('@Locked with mode: reads overlap, a write excludes them and may read inside', async () => {
     const other = await lockApp(store.target, { keyPrefix: prefix }, { providers: [Accounts] });
@@ -284,11 +281,7 @@ describe('read-write locks on Redis across processes', () => {
   let locks: LockService;
   let prefix: string;
   const store = suiteStore('redis');
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
   afterEach(killChildren);
   const leaseKeys = () => store.raw!.keys(`{${prefix}rw}:*rwlock_timeout*`);
 

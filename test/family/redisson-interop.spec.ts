@@ -1,7 +1,8 @@
 import type { LockHandle, LockService } from '../../lib';
-import { lockAppEach, sleep, until } from '../support/lock-app';
+import { lockAppEach } from '../support/lock-app';
 import { prefixName, RedissonSide } from '../support/redisson-side';
 import { suiteStore } from '../support/suite-store';
+import { sleep, until } from '../../tools/time';
 
 // LockService beside a Java service using Redisson (its steps run by RedissonSide) on one lock.
 // Leases are 30 s and waits 10 s: whoever is let in within the wait was woken by a message.
@@ -10,11 +11,7 @@ describe('LockService and Redisson share read-write and fair locks', () => {
   let locks: LockService;
   let prefix: string;
   let java: RedissonSide;
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 30_000, waitTime: 10_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 30_000, waitTime: 10_000 }, (made) => ({ locks, prefix } = made));
   beforeEach(() => (java = new RedissonSide(store.raw!)));
 
   it('a Redisson writer blocks our readers, and its release lets them all in at once', async () => {

@@ -7,26 +7,18 @@
  * Prints `ready` once the module is up; `error <id> <message>` when a command fails.
  */
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { createInterface } from 'node:readline';
-import { LockService, RedisLockModule, type LockHandle } from '../../lib';
+import type { LockHandle } from '../../lib';
+import { childApp } from '../support/child-app';
 
 async function main() {
   const [url, keyPrefix, leaseTime, fairQueueTimeout] = process.argv.slice(2);
-  @Module({
-    imports: [
-      RedisLockModule.forRoot({
-        redis: url,
-        keyPrefix,
-        leaseTime: Number(leaseTime),
-        fairQueueTimeout: Number(fairQueueTimeout),
-      }),
-    ],
-  })
-  class ChildModule {}
-  const app = await NestFactory.createApplicationContext(ChildModule, { logger: false });
-  const locks = app.get(LockService);
+  const { locks } = await childApp({
+    redis: url,
+    keyPrefix,
+    leaseTime: Number(leaseTime),
+    fairQueueTimeout: Number(fairQueueTimeout),
+  });
   const held = new Map<string, LockHandle>();
   const say = (line: string) => process.stdout.write(`${line}\n`);
 

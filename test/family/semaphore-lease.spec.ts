@@ -1,17 +1,14 @@
 import type { LockService } from '../../lib';
-import { lockApp, lockAppEach, sleep, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { sleep, until } from '../../tools/time';
 
 // Leases of permits: renewed while held, and the cap they put on a waiter's wait.
 describe.each(STORE_KINDS)('semaphore permit leases (%s store)', (kind) => {
   const store = suiteStore(kind);
   let locks: LockService;
 
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 600, waitTime: 5_000 },
-    (made) => ({ locks } = made),
-  );
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
 
   it('keeps a permit past its lease while held (watchdog), and disposes of it', async () => {
     const semaphore = locks.semaphore('renewed', { permits: 1 });

@@ -7,10 +7,12 @@ import {
   LockService,
   Semaphore,
 } from '../../lib';
-import { lockApp, lockAppEach, until, type LockApp } from '../support/lock-app';
+import { lockApp, lockAppPairEach, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
-import { CHILDREN_TIMEOUT, FamilyChild, runChildren } from './family-kit';
+import { killChildren } from '../support/child-processes';
+import { CHILDREN_TIMEOUT, familyChild, runChildren } from './family-kit';
+import { until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -52,19 +54,16 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   let app: INestApplication;
   let locks: LockService;
   let other: LockApp;
-  let prefix: string;
 
   // A long lease: a waiter woken within its wait was woken by the release.
-  lockAppEach(
-    () => store.target,
+  lockAppPairEach(
+    store,
     { leaseTime: 30_000, waitTime: 5_000 },
-    (made) => ({ app, locks, prefix } = made),
+    (made, second) => {
+      ({ app, locks } = made);
+      other = second;
+    },
     { providers: [Exports] },
-  );
-  lockAppEach(
-    () => store.target,
-    () => ({ keyPrefix: prefix, leaseTime: 30_000 }),
-    (made) => (other = made),
   );
 
   it('counts available permits and wakes a waiter on release', async () => {
@@ -202,26 +201,22 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
 
 describe('semaphores across processes (Redis)', () => {
   const store = suiteStore('redis');
-  const children: FamilyChild[] = [];
-  afterAll(() => children.forEach((child) => child.kill()));
+  afterAll(killChildren);
 
   it('never has more than N holders across 4 processes', async () => {
-    const done = await runChildren(
-      (store.target as TestRedis).url,
-      'sem:',
-      4,
-      ['permits', '3', '1500'],
-      children,
-    );
+    const done = await runChildren((store.target as TestRedis).url, 'sem:', 4, [
+      'permits',
+      '3',
+      '1500',
+    ]);
     expect(done.every((child) => child.cycles > 0)).toBe(true);
     expect(done.reduce((sum, child) => sum + child.violations, 0)).toBe(0);
   });
 
   it('gives back a SIGKILLed holder’s permit within one lease', async () => {
     const prefix = 'killed:';
-    const holder = new FamilyChild((store.target as TestRedis).url, prefix, ['hold-permit', '1']);
-    children.push(holder);
-    await holder.printed(/^held$/m);
+    const holder = familyChild((store.target as TestRedis).url, prefix, ['hold-permit', '1']);
+    await holder.line(/^held$/);
     const { app, locks } = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 1_000 });
     try {
       const semaphore = locks.semaphore('s', { permits: 1 });

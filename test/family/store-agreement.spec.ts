@@ -7,11 +7,7 @@ describe.each(STORE_KINDS)('the %s store agrees with the other', (kind) => {
   const store = suiteStore(kind);
   let locks: LockService;
 
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 30_000, waitTime: 1_000 },
-    (made) => ({ locks } = made),
-  );
+  lockAppEach(store, { leaseTime: 30_000, waitTime: 1_000 }, (made) => ({ locks } = made));
 
   it('refuses a lock of any kind, isLocked and forceUnlock on a semaphore’s name with LockKeyError, also once no permit is held', async () => {
     const semaphore = locks.semaphore('shared-name', { permits: 2 });

@@ -1,6 +1,7 @@
 import type { LockService } from '../../lib';
-import { lockApp, lockAppEach, until } from '../support/lock-app';
+import { lockApp, lockAppEach } from '../support/lock-app';
 import { STORE_KINDS, suiteStore, type SuiteStore } from '../support/suite-store';
+import { until } from '../../tools/time';
 
 /**
  * Resolves once the first caller started after `before` (a command count) waits in its local
@@ -24,11 +25,7 @@ describe.each(STORE_KINDS)('waiters passing the turn on (%s store)', (kind) => {
   let prefix: string;
 
   // Leases far beyond every wait: a waiter that only retries after a lease never gets in.
-  lockAppEach(
-    () => store.target,
-    { leaseTime: 30_000, waitTime: 6_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  lockAppEach(store, { leaseTime: 30_000, waitTime: 6_000 }, (made) => ({ locks, prefix } = made));
 
   it('the waiter behind one granted the last permit waits for the earliest held permit’s expiry, not the new lease', async () => {
     const semaphore = locks.semaphore('last', { permits: 2 });

@@ -11,11 +11,10 @@ import {
   lockNode,
   logged,
   settled,
-  sleep,
-  until,
   watchUnhandledRejections,
   type LockNode,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 /**
  * The minimal command set of docs/reliability.md: what the library sends itself, then what its

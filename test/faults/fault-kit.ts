@@ -15,22 +15,12 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import { freePort, startRedis, type TestRedis } from '../support/redis-server';
+import { sleep } from '../../tools/time';
 
 /** The watchdog lease of the fault suites, ms: short so that faults outlast it quickly. */
 export const LEASE = 600;
 /** The watchdog renews every third of the lease. */
 export const RENEW_PERIOD = Math.floor(LEASE / 3);
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Resolves when `predicate` holds (polled every 5 ms); rejects after `timeout` ms. */
-export async function until(predicate: () => boolean | Promise<boolean>, timeout: number) {
-  const deadline = Date.now() + timeout;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
-    await sleep(5);
-  }
-}
 
 /**
  * ioredis options that reconnect every 50 ms. Commands sent while disconnected are kept
@@ -100,21 +90,25 @@ export async function lockNode(
   };
 }
 
-/**
- * Records unhandled promise rejections for the whole file and fails each test that caused
- * one. Call once at the top of a describe block.
- */
-/**
- * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
- * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite.
- * Read the fields inside hooks and tests.
- */
-export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
+/** What twoLockNodes() starts. */
+export interface TwoLockNodes {
   readonly redis: TestRedis;
   readonly raw: Redis;
   readonly a: LockNode;
   readonly b: LockNode;
-} {
+}
+
+/**
+ * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
+ * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite,
+ * and watchUnhandledRejections(). `made` gets them once started (assign the suite's variables
+ * there); or read the returned fields inside hooks and tests.
+ */
+export function twoLockNodes(
+  options: Parameters<typeof lockNode>[1] = {},
+  made?: (nodes: TwoLockNodes) => void,
+): TwoLockNodes {
+  watchUnhandledRejections();
   let redis: TestRedis | undefined;
   let raw: Redis | undefined;
   let a: LockNode | undefined;
@@ -125,6 +119,7 @@ export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
     raw.on('error', () => undefined); // the suite kills and restarts the server
     a = await lockNode(fastRedis(redis.port), options);
     b = await lockNode(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
+    made?.({ redis, raw, a, b });
   });
   afterAll(async () => {
     await a?.close();
@@ -148,6 +143,10 @@ export function twoLockNodes(options: Parameters<typeof lockNode>[1] = {}): {
   };
 }
 
+/**
+ * Records unhandled promise rejections for the whole file and fails each test that caused
+ * one. Call once at the top of a describe block.
+ */
 export function watchUnhandledRejections(): void {
   const seen: unknown[] = [];
   const listener = (reason: unknown) => seen.push(reason);

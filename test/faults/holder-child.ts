@@ -5,25 +5,16 @@
  * Prints `held <fencing token>` once it holds the lock.
  */
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { LockService, RedisLockModule } from '../../lib';
+import { childApp } from '../support/child-app';
 
 async function main() {
   const [url, keyPrefix, key, leaseTime, mode] = process.argv.slice(2);
-  @Module({
-    imports: [
-      RedisLockModule.forRoot({
-        redis: url,
-        keyPrefix,
-        leaseTime: Number(leaseTime),
-        fencing: true,
-      }),
-    ],
-  })
-  class HolderModule {}
-  const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });
-  const locks = app.get(LockService);
+  const { locks } = await childApp({
+    redis: url,
+    keyPrefix,
+    leaseTime: Number(leaseTime),
+    fencing: true,
+  });
   const lock = await locks.acquire(
     key,
     mode === 'explicit' ? { leaseTime: Number(leaseTime) } : undefined,

@@ -1,14 +1,8 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import { ChildLines, killChildren } from '../support/child-processes';
 import { startRedis, type TestRedis } from '../support/redis-server';
-import {
-  LEASE,
-  fastRedis,
-  lockNode,
-  sleep,
-  watchUnhandledRejections,
-  type LockNode,
-} from './fault-kit';
+import { LEASE, fastRedis, lockNode, watchUnhandledRejections, type LockNode } from './fault-kit';
+import { sleep } from '../../tools/time';
 
 /** Margin over the lease for the waiter to notice the expiry and take the lock. */
 const MARGIN = 500;
@@ -17,47 +11,28 @@ describe('fault: the holder process SIGKILLed (its own redis-server)', () => {
   watchUnhandledRejections();
   let redis: TestRedis;
   let node: LockNode;
-  const children: ChildProcessWithoutNullStreams[] = [];
 
   beforeAll(async () => {
     redis = await startRedis({ control: true });
     node = await lockNode(fastRedis(redis.port), { fencing: true });
   });
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
+    await killChildren();
     await node?.close();
     await redis?.stop();
   });
 
   /** Starts a child that holds `key`; resolves with its fencing token once it holds it. */
   async function holderProcess(key: string, explicit: boolean) {
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        join(__dirname, 'holder-child.ts'),
-        redis.url,
-        node.prefix,
-        key,
-        String(LEASE),
-        ...(explicit ? ['explicit'] : []),
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    children.push(child);
-    let output = '';
-    let errors = '';
-    child.stderr.on('data', (data: Buffer) => (errors += data.toString()));
-    const token = await new Promise<number>((resolve, reject) => {
-      child.stdout.on('data', (data: Buffer) => {
-        output += data.toString();
-        const held = /held (\d+)\n/.exec(output);
-        if (held) resolve(Number(held[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`holder exited ${code}: ${errors}`)));
-    });
-    return { child, token };
+    const child = ChildLines.tsNode(join(__dirname, 'holder-child.ts'), [
+      redis.url,
+      node.prefix,
+      key,
+      String(LEASE),
+      ...(explicit ? ['explicit'] : []),
+    ]);
+    const [, token] = await child.line(/^held (\d+)$/);
+    return { child, token: Number(token) };
   }
 
   it.each([
@@ -72,7 +47,7 @@ describe('fault: the holder process SIGKILLed (its own redis-server)', () => {
       if (!explicit) await sleep(LEASE + 100);
       expect(await node.locks.tryAcquire(key)).toBeNull();
       const waiting = node.locks.acquire(key, { waitTime: 10_000 });
-      child.kill('SIGKILL');
+      child.kill();
       const killedAt = Date.now();
       const lock = await waiting;
       const tookOver = Date.now() - killedAt;

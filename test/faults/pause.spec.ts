@@ -8,25 +8,21 @@ import {
   abortTime,
   lossLogLines,
   settled,
-  sleep,
-  until,
-  watchUnhandledRejections,
   type LockNode,
   twoLockNodes,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 /** How long each test keeps Redis stopped: well past the lease. */
 const PAUSE = LEASE * 3;
 
 describe('fault: Redis paused (SIGSTOP) longer than the lease, then resumed (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
   let a: LockNode;
   let b: LockNode;
 
-  const suite = twoLockNodes();
-  beforeAll(() => ({ redis, a, b } = suite));
+  twoLockNodes({}, (nodes) => ({ redis, a, b } = nodes));
 
   it('after resume: the holder is told (once), a waiter gets the lock, others can acquire, service within 1 s', async () => {
     const held = await a.locks.acquire('paused');

@@ -8,12 +8,11 @@ import {
   fastRedis,
   lockNode,
   logged,
-  sleep,
-  until,
   watchUnhandledRejections,
   tcpProxy,
   type LockNode,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 

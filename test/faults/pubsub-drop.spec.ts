@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { sleep, until, watchUnhandledRejections, twoLockNodes, type LockNode } from './fault-kit';
+import { twoLockNodes, type LockNode } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 /**
  * A long lease, so that a waiter that missed the release message would wait for ~the holder's
@@ -8,13 +9,11 @@ import { sleep, until, watchUnhandledRejections, twoLockNodes, type LockNode } f
 const LONG_LEASE = 30_000;
 
 describe('fault: the pub/sub connection dropped while waiters wait (its own redis-server)', () => {
-  watchUnhandledRejections();
   let raw: Redis;
   let holder: LockNode;
   let waiters: LockNode;
 
-  const suite = twoLockNodes({ leaseTime: LONG_LEASE });
-  beforeAll(() => ({ raw, a: holder, b: waiters } = suite));
+  twoLockNodes({ leaseTime: LONG_LEASE }, (nodes) => ({ raw, a: holder, b: waiters } = nodes));
 
   const killPubSub = async () => Number(await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub'));
 

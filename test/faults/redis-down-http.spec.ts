@@ -15,7 +15,8 @@ import { tap } from 'rxjs';
 import { Locked } from '../../lib';
 import { httpApp } from '../nest/nest-kit';
 import { startRedis, type TestRedis } from '../support/redis-server';
-import { sleep, watchUnhandledRejections } from './fault-kit';
+import { watchUnhandledRejections } from './fault-kit';
+import { sleep } from '../../tools/time';
 
 /** Each request's wait for its lock, ms. */
 const WAIT = 500;

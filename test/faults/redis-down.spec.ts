@@ -7,7 +7,7 @@ import {
   RedisLockModule,
   type RedisLockModuleOptions,
 } from '../../lib';
-import { parseCommandstats } from '../support/topology-admin';
+import { parseCommandstats } from '../../tools/redis/topology-admin';
 import { freePort, startRedis, type TestRedis } from '../support/redis-server';
 import {
   captureLogger,
@@ -16,10 +16,10 @@ import {
   logged,
   settled,
   tcpProxy,
-  until,
   watchUnhandledRejections,
   type LockNode,
 } from './fault-kit';
+import { until } from '../../tools/time';
 
 /** The module's default lease: an attempt's bound used to be a third of it (10 s). */
 const DEFAULT_LEASE = 30_000;

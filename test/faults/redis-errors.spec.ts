@@ -8,11 +8,10 @@ import {
   lockNode,
   logged,
   settled,
-  sleep,
-  until,
   watchUnhandledRejections,
   type LockNode,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 

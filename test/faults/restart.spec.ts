@@ -5,24 +5,20 @@ import {
   RENEW_PERIOD,
   abortTime,
   lossLogLines,
-  sleep,
-  until,
-  watchUnhandledRejections,
   type LockNode,
   twoLockNodes,
 } from './fault-kit';
+import { sleep, until } from '../../tools/time';
 
 /** Loss must be reported within one lease of the fault (plus one renewal period and slack). */
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
 describe('fault: Redis restarted without persistence (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
   let a: LockNode;
   let b: LockNode;
 
-  const suite = twoLockNodes({ fencing: true });
-  beforeAll(() => ({ redis, a, b } = suite));
+  twoLockNodes({ fencing: true }, (nodes) => ({ redis, a, b } = nodes));
 
   /** Kills and restarts Redis (its data is gone); returns when it answers again. */
   async function restart(): Promise<{ killedAt: number; backAt: number }> {

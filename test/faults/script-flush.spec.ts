@@ -1,15 +1,14 @@
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../../lib/stores/redis/lock-scripts';
-import { LEASE, sleep, watchUnhandledRejections, type LockNode, twoLockNodes } from './fault-kit';
+import { LEASE, type LockNode, twoLockNodes } from './fault-kit';
+import { sleep } from '../../tools/time';
 
 describe('fault: SCRIPT FLUSH mid-run (its own redis-server)', () => {
-  watchUnhandledRejections();
   let raw: Redis;
   let a: LockNode;
   let b: LockNode;
 
-  const suite = twoLockNodes();
-  beforeAll(() => ({ raw, a, b } = suite));
+  twoLockNodes({}, (nodes) => ({ raw, a, b } = nodes));
 
   /** How many times SCRIPT LOAD ran since the last CONFIG RESETSTAT. */
   async function scriptLoads(): Promise<number> {

@@ -1,5 +1,5 @@
 import type { LockHandle, PermitHandle } from '../../lib';
-import { LEASE, twoLockNodes, watchUnhandledRejections, type LockNode } from './fault-kit';
+import { LEASE, twoLockNodes, type LockNode } from './fault-kit';
 
 /** How long Redis holds the acquire back (CLIENT PAUSE), ms. */
 const REDIS_BUSY = 200;
@@ -53,7 +53,6 @@ function calls(kind: Kind, a: LockNode, b: LockNode, key: string) {
 }
 
 describe('a grant whose reply is read after its lease ended (stalled event loop, its own redis-server)', () => {
-  watchUnhandledRejections();
   const suite = twoLockNodes();
 
   it.each<Kind>(['plain', 'fair', 'read', 'write', 'multi', 'permit'])(

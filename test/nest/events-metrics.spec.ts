@@ -9,8 +9,9 @@ import {
 import { Subject } from 'rxjs';
 import { LockService, METER_NAME, type LockEvent } from '../../lib';
 import { LockEvents } from '../../lib/nest/observability/lock-events';
-import { lockApp, sleep } from '../support/lock-app';
+import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
+import { sleep } from '../../tools/time';
 
 /** A reader the test collects from on demand. */
 class TestReader extends MetricReader {

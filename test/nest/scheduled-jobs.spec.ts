@@ -3,9 +3,9 @@ import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { Locked, RedisLockModule } from '../../lib';
-import { sleep, until } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 import { CapturingLogger } from './nest-kit';
+import { sleep, until } from '../../tools/time';
 
 const INSTANCE = 'instance name';
 const SKIPPED = 'Skipped: lock "job:sweep" was busy after 0 ms.';

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { RedissonSide, suffixName } from '../support/redisson-side';
 import { suiteRedis } from '../support/suite-redis';
-import { Listener, rwLock, sleep, waitOf } from './script-kit';
+import { Listener, rwLock, waitOf } from './script-kit';
+import { sleep } from '../../tools/time';
 
 describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   const server = suiteRedis();
@@ -19,6 +20,23 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
     java = new RedissonSide(raw);
   });
   afterEach(() => listener?.close());
+
+  /**
+   * A Redisson reader (owner 1) waiting on `lock` while our owner `w:1` holds its write: our
+   * write release, sent once the reader waits, and how the reader woke.
+   */
+  const readerWokenByWriteRelease = async (lock: Awaited<ReturnType<typeof fresh>>) => {
+    let released: Promise<number | null> | undefined;
+    const wake = await java.waitFor(
+      lock.channel,
+      () => java.readLock(lock.name, 1, 30_000),
+      20_000,
+      () => {
+        released ??= lock.writeRelease('w:1', 'w');
+      },
+    );
+    return { wake, released };
+  };
 
   it('a Redisson writer blocks our readers, and the 1 its release publishes is what lets them in', async () => {
     const lock = await fresh();
@@ -49,15 +67,7 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   it('our writer blocks a Redisson reader, and our release wakes it', async () => {
     const lock = await fresh();
     expect(await lock.write('w:1', 30_000)).toBe(0);
-    let released: Promise<number | null> | undefined;
-    const wake = await java.waitFor(
-      lock.channel,
-      () => java.readLock(lock.name, 1, 30_000),
-      20_000,
-      () => {
-        released ??= lock.writeRelease('w:1', 'w');
-      },
-    );
+    const { wake, released } = await readerWokenByWriteRelease(lock);
     expect(wake).toBe('message'); // not the 30 s TTL cap
     expect(await released).toBe(2); // the Redisson waiter and our listener
     expect(await raw.hgetall(lock.name)).toEqual({ mode: 'read', [java.owner(1)]: '1' });
@@ -68,15 +78,7 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
     const lock = await fresh();
     expect(await lock.write('w:1')).toBe(0);
     expect(await lock.read('w:1')).toBe(0);
-    let released: Promise<number | null> | undefined;
-    const wake = await java.waitFor(
-      lock.channel,
-      () => java.readLock(lock.name, 1, 30_000),
-      20_000,
-      () => {
-        released ??= lock.writeRelease('w:1', 'w');
-      },
-    );
+    const { wake, released } = await readerWokenByWriteRelease(lock);
     expect(wake).toBe('message');
     expect(await released).toBe(2);
     expect(await listener.next(lock.channel)).toBe('1');

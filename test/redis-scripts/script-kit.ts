@@ -223,8 +223,6 @@ export class Listener {
   }
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** force-unlock.lua on `name`, whatever kind of lock lives there (classic pub/sub). */
 export function forceUnlock(raw: Redis, name: string): Promise<unknown> {
   const tagged = name.includes('{') ? name : `{${name}}`;

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { RedissonSemaphore } from '../support/redisson-semaphore';
 import { suiteRedis } from '../support/suite-redis';
-import { Listener, redisScript, sleep } from './script-kit';
+import { Listener, redisScript } from './script-kit';
+import { sleep } from '../../tools/time';
 
 const scripts = {
   acquire: redisScript('semaphore-acquire.lua'),

@@ -6,12 +6,12 @@
  * failover (CLUSTER FAILOVER on its replica: no write lost), and a killed master (its replica
  * is promoted, the old master revived as a replica: asynchronous replication may lose writes).
  */
-import type { TestCluster } from '../support/redis-cluster';
+import type { TestCluster } from '../../tools/redis/cluster';
 import type { TestRedis } from '../support/redis-server';
 import { micros } from './soak-records';
 import type { CheckerFault, CheckerFaultKind } from './checker-records';
+import { sleep } from '../../tools/time';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const between = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
 
 /** What the injector can do to the workers (the parent's pool). */

@@ -7,6 +7,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { permitsName } from '../../lib/stores/redis/redis-names';
 import { micros } from './soak-records';
 import { CHECKER_RESOURCES, SEM, SEMAPHORE_PERMITS, type FreeStretch } from './checker-records';
+import { sleep } from '../../tools/time';
 
 /** Pause between polls, ms. */
 const POLL_PERIOD = 20;
@@ -73,7 +74,7 @@ export function monitorResources(
           else open[r] = [answered, answered];
         }
       });
-      await new Promise((resolve) => setTimeout(resolve, POLL_PERIOD));
+      await sleep(POLL_PERIOD);
     }
   })();
   return {

@@ -27,6 +27,7 @@ import {
   SEMAPHORE_PERMITS,
   type HoldMode,
 } from './checker-records';
+import { sleep } from '../../tools/time';
 
 /** What the parent passes to a worker. */
 export interface CheckerWorkerSettings {
@@ -41,7 +42,6 @@ export interface CheckerWorkerSettings {
 }
 
 const settings = JSON.parse(process.argv[2]) as CheckerWorkerSettings;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const name = (resource: number) => `${settings.prefix}:${CHECKER_RESOURCES[resource]}`;

@@ -11,11 +11,12 @@
  * `--seconds 0` or `--cluster-seconds 0` skips that phase. Prints a report per phase and exits 1
  * on any violation (checkerViolations).
  */
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { startCluster, type TestCluster } from '../support/redis-cluster';
+import { startCluster, type TestCluster } from '../../tools/redis/cluster';
 import { startRedis, type TestRedis } from '../support/redis-server';
-import { buildWorker } from './soak-build';
+import { transpileWorker } from '../support/transpile-worker';
 import { checkExclusion, checkWaits, leftoverKeys } from './checker-analysis';
 import { injectCheckerFaults, type FaultTarget } from './checker-faults';
 import { monitorResources } from './checker-monitor';
@@ -108,7 +109,7 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
     leaseTime: CHECKER_LEASE,
     fairQueueTimeout: CHECKER_FAIR_QUEUE_TIMEOUT,
   };
-  const build = buildWorker('checker-worker.ts');
+  const build = transpileWorker(join(__dirname, 'checker-worker.ts'));
   let pool: CheckerPool | undefined;
   let finished = false;
   try {

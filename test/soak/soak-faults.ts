@@ -7,8 +7,8 @@
 import { tcpProxy } from '../faults/fault-kit';
 import type { TestRedis } from '../support/redis-server';
 import { FAULT_KINDS, micros, type FaultKind, type FaultRecord } from './soak-records';
+import { sleep } from '../../tools/time';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const between = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
 
 /** The proxy the workers reach the lock's Redis through. */

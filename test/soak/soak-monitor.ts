@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { micros, type FreeRun } from './soak-records';
+import { sleep } from '../../tools/time';
 
 /** Pause between polls, ms. */
 const POLL_PERIOD = 20;
@@ -48,7 +49,7 @@ export function monitorLocks(port: number, names: string[]): { stop(): Promise<F
           else open[k] = [answered, answered];
         }
       });
-      await new Promise((resolve) => setTimeout(resolve, POLL_PERIOD));
+      await sleep(POLL_PERIOD);
     }
   })();
   return {

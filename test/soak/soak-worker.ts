@@ -25,6 +25,7 @@ import {
   type SoakWorkerReport,
   type WaitOutcome,
 } from './soak-records';
+import { sleep } from '../../tools/time';
 
 /** What the parent passes to a worker. */
 export interface SoakWorkerSettings {
@@ -52,8 +53,6 @@ const FAILED_WAIT_PAUSE = 20;
 
 /** How long after the end a call or the shutdown may still take, ms. */
 const HANG_LIMIT = 30_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Length of a quiet slot, µs: each key in turn gets no new calls for a slot (see pickKey). */
 const QUIET_SLOT = 2_500_000;

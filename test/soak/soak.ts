@@ -8,12 +8,13 @@
  * Prints a report and exits 1 on any violation (soakViolations). docs/reliability.md ("Soak")
  * says what each counter means.
  */
+import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startRedis } from '../support/redis-server';
 import { tcpProxy } from '../faults/fault-kit';
-import { buildWorker, type WorkerBuild } from './soak-build';
+import { transpileWorker, type WorkerBuild } from '../support/transpile-worker';
 import { checkExclusion, checkFencing, checkWaits } from './soak-analysis';
 import { injectFaults } from './soak-faults';
 import { monitorLocks } from './soak-monitor';
@@ -119,7 +120,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     leaseTime: SOAK_LEASE,
     unlocked: options.unlocked,
   };
-  const build = buildWorker();
+  const build = transpileWorker(join(__dirname, 'soak-worker.ts'));
   const children = Array.from({ length: options.processes }, () => spawnWorker(build, settings));
   // A worker that hangs (a stuck lock) must fail the soak, not hang it.
   const deadline = setTimeout(

@@ -8,6 +8,7 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import type { TestRedis } from './redis-server';
+import type { SuiteStore } from './suite-store';
 
 /** A Nest application with RedisLockModule on `redis` (or a memory store), under a fresh key prefix. */
 export async function lockApp(
@@ -37,11 +38,11 @@ export type LockApp = Awaited<ReturnType<typeof lockApp>>;
 
 /**
  * A lockApp() made before each test of the enclosing block and closed after it; `made` gets it
- * (assign the block's variables there). `redis` and `options` may be functions, read when the
- * app is made: a suite's server, another app's prefix.
+ * (assign the block's variables there). `redis` is a suite's store (suiteStore) or a function
+ * read when the app is made, as `options` may be: a suite's server, another app's prefix.
  */
 export function lockAppEach(
-  redis: () => TestRedis | MemoryLockStore,
+  redis: SuiteStore | (() => TestRedis | MemoryLockStore),
   options: Partial<RedisLockModuleOptions> | (() => Partial<RedisLockModuleOptions>),
   made: (app: LockApp) => void,
   metadata?: ModuleMetadata,
@@ -49,7 +50,7 @@ export function lockAppEach(
   let app: INestApplication | undefined;
   beforeEach(async () => {
     const opened = await lockApp(
-      redis(),
+      typeof redis === 'function' ? redis() : redis.target,
       typeof options === 'function' ? options() : options,
       metadata,
     );
@@ -62,13 +63,21 @@ export function lockAppEach(
   });
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Resolves when `predicate` holds, polling every 10 ms; rejects after `timeout` ms. */
-export async function until(predicate: () => boolean | Promise<boolean>, timeout = 5_000) {
-  const deadline = Date.now() + timeout;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeout} ms`);
-    await sleep(10);
-  }
+/**
+ * Two lockAppEach() apps on one key prefix, as two processes of one application would be: the
+ * first with `options` and `metadata`, the second with the first's lease only; `made` gets both.
+ */
+export function lockAppPairEach(
+  store: SuiteStore,
+  options: Partial<RedisLockModuleOptions>,
+  made: (first: LockApp, second: LockApp) => void,
+  metadata?: ModuleMetadata,
+): void {
+  let first: LockApp;
+  lockAppEach(store, options, (app) => (first = app), metadata);
+  lockAppEach(
+    store,
+    () => ({ keyPrefix: first.prefix, leaseTime: options.leaseTime }),
+    (second) => made(first, second),
+  );
 }

@@ -1,6 +1,7 @@
-import { SLOTS, suiteCluster } from '../support/redis-cluster';
+import { SLOTS } from '../../tools/redis/cluster';
+import { suiteCluster } from '../support/suite-topology';
 
-/** Self-tests of the Cluster helper (test/support/redis-cluster.ts), on one shared cluster. */
+/** Self-tests of the Cluster helper (tools/redis/cluster.ts), on one shared cluster. */
 describe('test helper: startCluster()', () => {
   const suite = suiteCluster({ masters: 3, replicasPerMaster: 1 });
 

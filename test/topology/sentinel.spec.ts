@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { suiteSentinel } from '../support/redis-sentinel';
+import { suiteSentinel } from '../support/suite-topology';
 
-/** Self-tests of the Sentinel helper (test/support/redis-sentinel.ts), on one shared set. */
+/** Self-tests of the Sentinel helper (tools/redis/sentinel.ts), on one shared set. */
 describe('test helper: startSentinel()', () => {
   const suite = suiteSentinel();
   const readOn = async (port: number, key: string) => {

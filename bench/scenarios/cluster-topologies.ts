@@ -5,12 +5,11 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis, type Cluster } from 'ioredis';
-import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../lib';
-import type { TestCluster } from '../test/support/redis-cluster';
-import { LOOPBACK } from '../tools/redis/redis-process';
-import type { Adapter } from './adapters';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../lib';
+import type { TestCluster } from '../../tools/redis/cluster';
+import { LOOPBACK } from '../../tools/redis/redis-process';
+import type { Adapter } from '../lib/adapters';
+import { sleep } from '../../tools/time';
 
 /** One topology under test: where its masters are and how to reach them. */
 export interface Topology {

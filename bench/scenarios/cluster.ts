@@ -6,9 +6,9 @@
  */
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
-import { STEADY_NODE_TIMEOUT, startCluster } from '../test/support/redis-cluster';
-import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
-import type { Adapter } from './adapters';
+import { STEADY_NODE_TIMEOUT, startCluster } from '../../tools/redis/cluster';
+import { NO_PERSISTENCE, spawnRedisServer } from '../../tools/redis/redis-process';
+import type { Adapter } from '../lib/adapters';
 import {
   clusterTopology,
   heldLocks,
@@ -18,8 +18,8 @@ import {
   singleNode,
   type Topology,
 } from './cluster-topologies';
-import { contend } from './contention';
-import { fmt, median, nowUs, percentile, table } from './stats';
+import { contend } from '../lib/contend';
+import { fmt, median, nowUs, percentile, table } from '../lib/stats';
 
 /** Sizes of the cluster rows (quick mode keeps the whole part within ~15 s). */
 export interface ClusterBenchConfig {

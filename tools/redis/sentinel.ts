@@ -1,5 +1,5 @@
 /**
- * A throw-away Redis Sentinel set for tests: one primary, one replica and three sentinels
+ * A throw-away Redis Sentinel set for the tests: one primary, one replica and three sentinels
  * (`redis-server <own conf> --sentinel`), all child processes on free loopback ports in one
  * temp dir. See /work/shared/redis-topologies.md §3.
  */
@@ -15,11 +15,11 @@ import {
   NO_PERSISTENCE,
   spawnRedisServer,
   type RedisProcess,
-} from '../../tools/redis/redis-process';
-import { AdminPool, pairs, parseInfo, until } from './topology-admin';
+} from './redis-process';
+import { AdminPool, pairs, parseInfo, untilNodes } from './topology-admin';
 
 /** How long ready() waits for the sentinels to agree on the set, ms. */
-const SENTINELS_READY_TIMEOUT = 45_000;
+export const SENTINELS_READY_TIMEOUT = 45_000;
 
 /** One process of the set. */
 export interface SentinelSetNode {
@@ -99,7 +99,7 @@ export class TestSentinel {
   async ready(): Promise<void> {
     // Sentinels find each other by hello messages every 2 s; on a loaded 2-core machine that
     // took over 20 s once, so the limit is generous (the poll returns as soon as they agree).
-    await until(
+    await untilNodes(
       'sentinels ready',
       async () => {
         const views = await Promise.all(
@@ -171,7 +171,7 @@ export class TestSentinel {
    */
   async waitForNewPrimary(oldPort: number): Promise<number> {
     let elected = 0;
-    await until(`a primary other than ${oldPort}`, async () => {
+    await untilNodes(`a primary other than ${oldPort}`, async () => {
       const named = await Promise.all(this.liveSentinels().map((p) => this.primaryAccordingTo(p)));
       elected = named[0];
       if (elected === oldPort || named.some((port) => port !== elected)) return false;
@@ -232,20 +232,4 @@ export async function startSentinel(): Promise<TestSentinel> {
     await set.stop();
     throw error;
   }
-}
-
-/** Jest hooks: a Sentinel set started before the suite's tests (30 s allowed), stopped after. */
-export function suiteSentinel(): { readonly sentinel: TestSentinel } {
-  let sentinel: TestSentinel | undefined;
-  beforeAll(async () => {
-    sentinel = await startSentinel();
-  }, SENTINELS_READY_TIMEOUT + 15_000);
-  afterAll(async () => {
-    await sentinel?.stop();
-  });
-  return {
-    get sentinel() {
-      return sentinel!;
-    },
-  };
 }

@@ -1,13 +1,13 @@
 /**
- * Scenario 3 of bench/run.ts: 8 workers on one key, in one process (contention.ts) and as
+ * Scenario 3 of bench/run.ts: 8 workers on one key, in one process (lib/contend.ts) and as
  * 4 child processes × 2 workers (contention-worker.ts), checked for exclusion violations.
  */
 import type { Redis } from 'ioredis';
-import type { Adapter } from './adapters';
-import { contend, type ContentionResult } from './contention';
-import { commandStats } from './redis-info';
-import { fmt, median, percentile, table } from './stats';
-import { runWorkerProcesses } from './worker-processes';
+import type { Adapter } from '../lib/adapters';
+import { contend, type ContentionResult } from '../lib/contend';
+import { commandStats } from '../lib/redis-info';
+import { fmt, median, percentile, table } from '../lib/stats';
+import { runWorkerProcesses } from '../lib/worker-processes';
 
 /** The two contention shapes. */
 const MODES = ['1 process × 8 workers', '4 processes × 2 workers'] as const;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 /**
- * Runs `count` bench worker processes (`script` in bench/, through ts-node), each given the
+ * Runs `count` bench worker processes (`script` in bench/workers/, through ts-node), each given the
  * arguments `argsOf(index)`. Every worker prints `ready` once loaded; then all get the same start
  * time on stdin, 200 ms ahead, so they begin together. Resolves each worker's JSON report (what
  * it printed after `ready`).
@@ -16,7 +16,12 @@ export async function runWorkerProcesses<T>(
   const children = Array.from({ length: count }, (_, index) => {
     const child = spawn(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', join(__dirname, script), ...argsOf(index)],
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        join(__dirname, '..', 'workers', script),
+        ...argsOf(index),
+      ],
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     let output = '';

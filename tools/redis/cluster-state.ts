@@ -1,9 +1,9 @@
 /**
  * Forming a Redis Cluster from bare nodes and reading and waiting on its state, for the test
- * helper in redis-cluster.ts. All through admin connections (see AdminPool).
+ * spawner in cluster.ts. All through admin connections (see AdminPool).
  */
-import { LOOPBACK } from '../../tools/redis/redis-process';
-import { parseInfo, until, type AdminPool } from './topology-admin';
+import { LOOPBACK } from './redis-process';
+import { parseInfo, untilNodes, type AdminPool } from './topology-admin';
 
 /** Number of hash slots in a Redis Cluster. */
 export const SLOTS = 16384;
@@ -89,7 +89,7 @@ export async function formCluster(
   await Promise.all(
     ports.slice(masters).map(async (port, i) => {
       const masterId = String(ids[i % masters]);
-      await until(`${port} meets its master`, async () =>
+      await untilNodes(`${port} meets its master`, async () =>
         (await readView(admin, port)).some((node) => node.id === masterId),
       );
       await call(port, 'REPLICATE', masterId);
@@ -109,7 +109,7 @@ export async function settleCluster(
   links: boolean,
   check: (view: ClusterNodeView[]) => boolean,
 ): Promise<void> {
-  await until(what, async () => {
+  await untilNodes(what, async () => {
     const ports = live();
     const states = await Promise.all(
       ports.map(async (port) => {

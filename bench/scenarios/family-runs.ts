@@ -2,8 +2,8 @@
  * What the lock-family rows (family.ts) measure and keep: their sizes and the records of every
  * repetition, which family-report.ts renders.
  */
-import type { FairnessResult } from './fairness';
-import type { ReadHeavyResult } from './family-loops';
+import type { FairnessResult } from '../lib/fairness-loop';
+import type { ReadHeavyResult } from '../lib/family-loops';
 
 /** Sizes of the family rows (quick mode keeps the whole part near 20 s). */
 export const FAMILY_CONFIG = {

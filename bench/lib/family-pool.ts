@@ -2,7 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { WorkerLog } from './fairness';
+import type { WorkerLog } from './fairness-loop';
 import type { FamilyJobArgs } from './family-loops';
 
 /**
@@ -24,7 +24,7 @@ export class FamilyPool {
         [
           '-r',
           'ts-node/register/transpile-only',
-          join(__dirname, 'family-worker.ts'),
+          join(__dirname, '..', 'workers', 'family-worker.ts'),
           String(port),
         ],
         { stdio: ['pipe', 'pipe', 'inherit'] },

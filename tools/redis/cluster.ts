@@ -1,7 +1,7 @@
 /**
- * A throw-away Redis Cluster for tests: `redis-server` child processes on free loopback ports
- * (with free bus ports), each in its own temp dir, plus the admin moves tests need (failover,
- * kill, revive, write pauses, slot migration). See /work/shared/redis-topologies.md §1-2.
+ * A throw-away Redis Cluster for the tests and the benchmark: `redis-server` child processes on
+ * free loopback ports (with free bus ports), each in its own temp dir, plus the admin moves tests
+ * need (failover, kill, revive, write pauses, slot migration). See /work/shared/redis-topologies.md §1-2.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import {
   NO_PERSISTENCE,
   spawnRedisServer,
   type RedisProcess,
-} from '../../tools/redis/redis-process';
+} from './redis-process';
 import {
   formCluster,
   ownerOf,
@@ -286,20 +286,4 @@ export async function startCluster(spec: ClusterSpec = {}): Promise<TestCluster>
     await cluster.stop();
     throw error;
   }
-}
-
-/** Jest hooks: a cluster started before the suite's tests (60 s allowed) and stopped after them. */
-export function suiteCluster(spec?: ClusterSpec): { readonly cluster: TestCluster } {
-  let cluster: TestCluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster(spec);
-  }, 60_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  return {
-    get cluster() {
-      return cluster!;
-    },
-  };
 }

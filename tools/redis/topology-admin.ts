@@ -1,31 +1,20 @@
 /**
- * Shared tools of the Cluster and Sentinel test helpers: polling, admin connections to the
- * servers they started, and parsers for INFO-style replies.
+ * Shared tools of the Cluster and Sentinel spawners: admin connections to the servers they
+ * started, a poll that outlasts nodes still starting, and parsers for INFO-style replies.
  */
 import { Redis } from 'ioredis';
-import { LOOPBACK } from '../../tools/redis/redis-process';
+import { until } from '../time';
+import { LOOPBACK } from './redis-process';
 
-/** Resolves once `predicate` holds (polled every 20 ms); rejects after `timeout` ms. */
-export async function until(
+/**
+ * Resolves once `predicate` holds (polled every 20 ms; a predicate that throws, on a node still
+ * starting or just killed, is tried again); rejects after `timeout` ms.
+ */
+export const untilNodes = (
   what: string,
   predicate: () => boolean | Promise<boolean>,
   timeout = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeout;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await predicate()) return;
-    } catch (error) {
-      lastError = error; // a node still starting or just killed: try again
-    }
-    if (Date.now() > deadline) {
-      const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`${what}: not reached within ${timeout} ms${cause}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+): Promise<void> => until(predicate, timeout, { what, every: 20, retryErrors: true });
 
 /**
  * One cached admin connection per loopback port. A connection that fails is not retried (a

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Adapter } from './adapters';
 import { nowUs } from './stats';
+import { sleep } from '../../tools/time';
 
 /** What one contention run measured. */
 export interface ContentionResult {
@@ -31,7 +32,7 @@ export async function contend(
     perWorker: workerIds.map(() => 0),
     waitsUs: [],
   };
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+  await sleep(Math.max(0, startAt - Date.now()));
   const endAt = startAt + durationMs;
   await Promise.all(
     workerIds.map(async (id, index) => {

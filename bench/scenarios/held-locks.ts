@@ -3,10 +3,11 @@
  * lock, and many locks held at once with the watchdog renewing them.
  */
 import type { Redis } from 'ioredis';
-import type { LockService } from '../lib';
-import { nestjsRedisLock } from './adapters';
-import { commandStats, totalCommands } from './redis-info';
-import { fmt, nowUs, table } from './stats';
+import type { LockService } from '../../lib';
+import { nestjsRedisLock } from '../lib/adapters';
+import { commandStats, totalCommands } from '../lib/redis-info';
+import { fmt, nowUs, table } from '../lib/stats';
+import { sleep } from '../../tools/time';
 
 /** Scenario 4's result. */
 export interface ReentrancyResult {
@@ -25,8 +26,6 @@ export interface HeldLocksResult {
   rssBytesPerLock: number;
   heapBytesPerLock: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs a full garbage collection when node has --expose-gc (`npm run bench` does). */
 function gc() {

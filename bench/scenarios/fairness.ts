@@ -5,8 +5,8 @@ import {
   mergeLogs,
   type FairnessResult,
   type FairnessTag,
-} from './fairness';
-import { fmt, median, table } from './stats';
+} from '../lib/fairness-loop';
+import { fmt, median, table } from '../lib/stats';
 
 /** The two fairness shapes: one worker per client, clients in processes or in one process. */
 const SHAPES = ['8 processes × 1 worker', '8 clients in 1 process × 1 worker'] as const;

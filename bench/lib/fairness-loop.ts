@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
 import { median } from './stats';
 import { runWorkerProcesses } from './worker-processes';
+import { sleep } from '../../tools/time';
 
 /** How long a fairness worker waits for the lock before its acquire counts as a timeout, ms. */
 export const FAIRNESS_WAIT = 10_000;
@@ -58,7 +59,7 @@ export async function counterLoop(
   startAt: number,
 ): Promise<WorkerLog> {
   const log: WorkerLog = { values: [], began: [], ended: [], returned: [], timeouts: 0 };
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+  await sleep(Math.max(0, startAt - Date.now()));
   const endAt = startAt + durationMs;
   while (Date.now() < endAt) {
     try {

@@ -10,9 +10,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { NO_PERSISTENCE, spawnRedisServer } from '../tools/redis/redis-process';
-import { nestjsRedisLock } from './adapters';
-import { FAIRNESS_WAIT, mergeLogs, type WorkerLog } from './fairness';
+import { NO_PERSISTENCE, spawnRedisServer } from '../../tools/redis/redis-process';
+import { nestjsRedisLock } from '../lib/adapters';
+import { FAIRNESS_WAIT, mergeLogs, type WorkerLog } from '../lib/fairness-loop';
 import { familyTables } from './family-report';
 import {
   FAIR_WORKERS,
@@ -24,14 +24,13 @@ import {
   SEM_WORKERS,
   readHeavy,
   type FamilyJob,
-} from './family-loops';
-import { FamilyPool } from './family-pool';
+} from '../lib/family-loops';
+import { FamilyPool } from '../lib/family-pool';
 import { FAMILY_CONFIG, type FamilyRuns, type SemaphoreRun } from './family-runs';
-import { cycles, fmt } from './stats';
+import { cycles, fmt } from '../lib/stats';
+import { sleep } from '../../tools/time';
 
 const mean = (values: number[]) => values.reduce((s, n) => s + n, 0) / values.length;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Samples `keys` (GET of a count, or ZCARD of a sorted set, in one pipeline) from `startAt` for
  * `durationMs`, as often as one round trip allows: one array of values per key.
@@ -214,7 +213,7 @@ export async function familyOnly(
   process.stdout.write(
     `Machine: ${machine}\n\n${result.markdown}\nExclusion violations: ${result.violations}. Total time ${fmt((Date.now() - started) / 1000)} s.\n`,
   );
-  const resultsDir = join(__dirname, 'results');
+  const resultsDir = join(__dirname, '..', 'results');
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(
     join(resultsDir, quick ? 'latest-family-quick.json' : 'latest-family.json'),

@@ -5,8 +5,8 @@
  */
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
-import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
-import { contend } from './contention';
+import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from '../lib/adapters';
+import { contend } from '../lib/contend';
 
 async function main() {
   const [adapterName, port, lock, state, workers, duration, processIndex] = process.argv.slice(2);

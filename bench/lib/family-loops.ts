@@ -6,8 +6,9 @@
  * sees the earlier one's registration, in any process).
  */
 import type { Redis } from 'ioredis';
-import type { LockService } from '../lib';
-import { FAIRNESS_WAIT, counterLoop, type WorkerLog } from './fairness';
+import type { LockService } from '../../lib';
+import { FAIRNESS_WAIT, counterLoop, type WorkerLog } from './fairness-loop';
+import { sleep } from '../../tools/time';
 
 /** The shapes of the family scenarios: processes, workers (per process), permits. */
 export const PROCESSES = 4;
@@ -35,12 +36,11 @@ export interface FamilyJobArgs {
   index: number;
 }
 
-const waitUntil = (at: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+const waitUntil = (at: number) => sleep(Math.max(0, at - Date.now()));
 
 /**
  * Runs `args.workers` workers of `args.job` on `locks`:
- * - fair / plain: fairness.ts's counterLoop (GET then SET of a counter) on one key;
+ * - fair / plain: fairness-loop.ts's counterLoop (GET then SET of a counter) on one key;
  * - opposite: the same on the multi-lock [lock, second], or [second, lock] for every other
  *   worker (by global index), so half the workers ask for the keys in the opposite order;
  * - semaphore: a permit of `permits`, then INCR of the holders' counter (its value: how many

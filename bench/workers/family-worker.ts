@@ -7,9 +7,9 @@
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
 import { createInterface } from 'node:readline';
-import { nestjsRedisLock } from './adapters';
-import { FAIRNESS_WAIT } from './fairness';
-import { runJob, type FamilyJobArgs } from './family-loops';
+import { nestjsRedisLock } from '../lib/adapters';
+import { FAIRNESS_WAIT } from '../lib/fairness-loop';
+import { runJob, type FamilyJobArgs } from '../lib/family-loops';
 
 async function main() {
   const url = `redis://127.0.0.1:${process.argv[2]}`;

@@ -4,8 +4,8 @@
  * the CPU both sides spent; and what @Locked costs over LockService.run on those rows (6).
  */
 import type { Redis } from 'ioredis';
-import { redisCpuUs } from './redis-info';
-import { cycles, fmt, median, table } from './stats';
+import { redisCpuUs } from '../lib/redis-info';
+import { cycles, fmt, median, table } from '../lib/stats';
 
 /** One measurement: throughput, latency and, once withCpu adds them, the CPU per cycle. */
 export interface Throughput {

@@ -6,7 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import { Redlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
-import { LockService, Locked, RedisLockModule } from '../lib';
+import { LockService, Locked, RedisLockModule } from '../../lib';
 
 /** One lock implementation under test: take `key`, run `fn`, release. */
 export interface Adapter {

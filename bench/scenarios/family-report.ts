@@ -1,4 +1,4 @@
-import type { FairnessResult } from './fairness';
+import type { FairnessResult } from '../lib/fairness-loop';
 import {
   FAIR_WORKERS,
   MULTI_CONCURRENCY,
@@ -7,9 +7,9 @@ import {
   PROCESSES,
   RW_WORKERS,
   SEM_WORKERS,
-} from './family-loops';
+} from '../lib/family-loops';
 import type { FamilyRuns } from './family-runs';
-import { fmt, median, table } from './stats';
+import { fmt, median, table } from '../lib/stats';
 
 const minMax = (perWorker: number[]) => Math.min(...perWorker) / Math.max(...perWorker);
 const sum = (values: number[]) => values.reduce((s, v) => s + v, 0);

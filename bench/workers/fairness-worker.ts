@@ -5,7 +5,7 @@
  */
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
-import { counterLoop, fairnessClient, type FairnessTag } from './fairness';
+import { counterLoop, fairnessClient, type FairnessTag } from '../lib/fairness-loop';
 
 async function main() {
   const [tag, port, lock, counter, duration] = process.argv.slice(2);
