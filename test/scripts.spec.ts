@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { LockScripts } from '../lib/stores/redis/lock-scripts';
 import { forceUnlock } from './redis-scripts/script-kit';
 import { suiteRedis } from './support/suite-redis';
+import { ioredisClient } from '../lib/stores/redis/client/ioredis';
 
 describe('Lua scripts against real Redis', () => {
   let raw: Redis;
@@ -11,10 +12,19 @@ describe('Lua scripts against real Redis', () => {
   const latch = (id: string) => `redisson_unlock_latch:{${name}}:${id.repeat(32)}`;
   const acquire = (field: string, fencing = '1') =>
     (fencing === '1'
-      ? LockScripts.acquireFenced.run(raw, 2, name, token, 30_000, field)
-      : LockScripts.acquire.run(raw, 1, name, 30_000, field)) as Promise<number>;
+      ? LockScripts.acquireFenced.run(ioredisClient(raw), 2, name, token, 30_000, field)
+      : LockScripts.acquire.run(ioredisClient(raw), 1, name, 30_000, field)) as Promise<number>;
   const release = (field: string, id: string) =>
-    LockScripts.release.run(raw, 2, name, latch(id), field, 10_000, 'publish', channel);
+    LockScripts.release.run(
+      ioredisClient(raw),
+      2,
+      name,
+      latch(id),
+      field,
+      10_000,
+      'publish',
+      channel,
+    );
 
   const server = suiteRedis();
   beforeAll(() => (raw = server.raw));
@@ -82,7 +92,7 @@ describe('Lua scripts against real Redis', () => {
   it('renews a batch and reports which locks are gone', async () => {
     await acquire('me:4');
     const renewed = await LockScripts.renew.run(
-      raw,
+      ioredisClient(raw),
       2,
       name,
       `${name}:missing`,

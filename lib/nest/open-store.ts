@@ -1,4 +1,4 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from '../stores/redis';
 import { MemoryLockStore } from '../stores/memory';
 import { IOREDIS_MAJOR, openConnections, type ClusterConfig, RedisStore } from '../stores/redis';
 import type { LockStore } from '../store';

@@ -2,7 +2,11 @@ import 'reflect-metadata';
 import { Module, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LockService, RedisLockModule } from '../../lib';
-import { canShardWith, openConnections } from '../../lib/stores/redis/redis-connections';
+import {
+  canShardWith,
+  openConnections,
+  type IoredisSubscriber,
+} from '../../lib/stores/redis/client/ioredis';
 import { channelName } from '../../lib/stores/redis/redis-names';
 import * as storeSeam from '../../lib/nest/open-store';
 import { suiteCluster } from '../support/suite-topology';
@@ -40,7 +44,7 @@ describe('a Cluster with ioredis 5 (no sharded subscriber that survives a failov
       const connections = openConnections({ cluster: { nodes } }, major);
       closers.push(() => connections.close());
       expect(connections.canShard).toBe(sharded);
-      const subscriber = connections.subscriber as unknown as {
+      const subscriber = (connections.subscriber as IoredisSubscriber).redis as unknown as {
         options: { shardedSubscribers?: boolean };
       };
       expect(subscriber.options.shardedSubscribers).toBe(sharded);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { suiteRedis } from '../support/suite-redis';
 import { redisScript, renewAll, rwLock, waitOf } from './script-kit';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 const renewOnNode = redisScript('renew-node.lua');
 /** The downgraded write's own lease: far longer than the steps a test takes under load. */
@@ -99,7 +100,7 @@ describe('read-write scripts: a downgraded write keeps its own lease', () => {
     expect(await lock.read('w:1', 30_000)).toBe(0);
     await endOfWrite(lock, 'w:1');
     const args = ['rw', lock.name, 'w:1', lock.leaseKey('w:1'), lock.name, 'w:1'];
-    expect(await renewOnNode.run(raw, 0, 30_000, ...args)).toEqual([1, 0]);
+    expect(await renewOnNode.run(ioredisClient(raw), 0, 30_000, ...args)).toEqual([1, 0]);
     expect(await raw.hgetall(lock.name)).toEqual({ mode: 'read', 'w:1': '1' });
   });
 });

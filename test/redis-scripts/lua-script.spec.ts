@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LuaScript } from '../../lib/stores/redis/lua-script';
 import { suiteRedis } from '../support/suite-redis';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 describe('LuaScript: a call that meets NOSCRIPT is answered, never refused', () => {
   const server = suiteRedis();
@@ -27,7 +28,7 @@ describe('LuaScript: a call that meets NOSCRIPT is answered, never refused', () 
     const client = server.redis.client();
     try {
       await server.raw.script('FLUSH');
-      expect(await script.run(client, 0)).toBe(`first use ${n}`);
+      expect(await script.run(ioredisClient(client), 0)).toBe(`first use ${n}`);
       expect(await server.raw.script('EXISTS', script.sha)).toEqual([1]);
     } finally {
       client.disconnect();
@@ -43,9 +44,11 @@ describe('LuaScript: a call that meets NOSCRIPT is answered, never refused', () 
     };
     try {
       await server.raw.script('FLUSH');
-      expect(await script.run(client, 1, key)).toBe(1);
+      expect(await script.run(ioredisClient(client), 1, key)).toBe(1);
       await server.raw.script('FLUSH'); // the EVAL above left the script known
-      expect(await script.call(client, (reply) => Number(reply) * 10, rethrow, 1, key)).toBe(20);
+      expect(
+        await script.call(ioredisClient(client), (reply) => Number(reply) * 10, rethrow, 1, key),
+      ).toBe(20);
       expect(loads()).toBe(2); // each call met NOSCRIPT, loaded the script, and met it again
       expect(await server.raw.get(key)).toBe('2'); // each ran once
     } finally {

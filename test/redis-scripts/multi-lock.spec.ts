@@ -3,6 +3,7 @@ import { LockScripts } from '../../lib/stores/redis/lock-scripts';
 import { suiteRedis } from '../support/suite-redis';
 import { commandCalls, listen } from './probe-kit';
 import { redisScript } from './script-kit';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 const multiAcquire = redisScript('multi-acquire.lua');
 const multiRelease = redisScript('multi-release.lua');
@@ -20,10 +21,16 @@ describe('multi-lock scripts against real Redis', () => {
   const channel = (key: string) => `redisson_lock__channel:{${key}}`;
   const latch = (id: string) => `redisson_unlock_latch:{${keys[0]}}:${id.repeat(32)}`;
   const acquire = (owner: string, lease = 30_000, members = keys) =>
-    multiAcquire.run(raw, members.length, ...members, lease, owner) as Promise<number>;
+    multiAcquire.run(
+      ioredisClient(raw),
+      members.length,
+      ...members,
+      lease,
+      owner,
+    ) as Promise<number>;
   const release = (owner: string, id: string, members = keys) =>
     multiRelease.run(
-      raw,
+      ioredisClient(raw),
       members.length + 1,
       ...members,
       latch(id),
@@ -55,7 +62,13 @@ describe('multi-lock scripts against real Redis', () => {
       expect(await raw.hgetall(key)).toEqual({ 'me:1': '1' });
       expect(await raw.pttl(key)).toBeGreaterThan(29_000);
     }
-    const plain = (await LockScripts.acquire.run(raw, 1, keys[1], 30_000, 'other:1')) as number;
+    const plain = (await LockScripts.acquire.run(
+      ioredisClient(raw),
+      1,
+      keys[1],
+      30_000,
+      'other:1',
+    )) as number;
     expect(-2 - plain).toBeGreaterThan(29_000);
   });
 
@@ -95,7 +108,7 @@ describe('multi-lock scripts against real Redis', () => {
     await acquire('me:5', 5_000);
     await raw.del(keys[1]);
     const renewed = await LockScripts.renew.run(
-      raw,
+      ioredisClient(raw),
       3,
       ...keys,
       60_000,

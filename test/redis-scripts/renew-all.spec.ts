@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { LockScripts } from '../../lib/stores/redis/lock-scripts';
 import { suiteRedis } from '../support/suite-redis';
 import { fairLock, renewAll, rwLock, type RenewHold } from './script-kit';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 describe('renew-all.lua: one batch of holds of mixed kinds', () => {
   const server = suiteRedis();
@@ -11,7 +12,7 @@ describe('renew-all.lua: one batch of holds of mixed kinds', () => {
   /** A plain lock held by `owner`, taken with today's acquire.lua. */
   const plainLock = async (owner: string) => {
     const name = unique('plain');
-    await LockScripts.acquire.run(raw, 1, name, 5_000, owner);
+    await LockScripts.acquire.run(ioredisClient(raw), 1, name, 5_000, owner);
     return name;
   };
   beforeAll(() => (raw = server.raw));

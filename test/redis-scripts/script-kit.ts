@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { loadScript } from '../../lib/stores/redis/lock-scripts';
 import type { LuaScript } from '../../lib/stores/redis/lua-script';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 /** A script of lib/stores/redis/scripts, as the engine loads and runs it (by SHA). */
 export function redisScript(file: string): LuaScript {
@@ -43,13 +44,15 @@ export function rwLock(raw: Redis, name: string) {
     prefix,
     leaseKey,
     read: async (owner: string, lease = 30_000) =>
-      Number(await scripts.readAcquire.run(raw, 2, name, leaseKey(owner), lease, owner)),
+      Number(
+        await scripts.readAcquire.run(ioredisClient(raw), 2, name, leaseKey(owner), lease, owner),
+      ),
     write: async (owner: string, lease = 30_000) =>
-      Number(await scripts.writeAcquire.run(raw, 1, name, lease, owner)),
+      Number(await scripts.writeAcquire.run(ioredisClient(raw), 1, name, lease, owner)),
     readRelease: async (owner: string, requestId: string) =>
       int(
         await scripts.readRelease.run(
-          raw,
+          ioredisClient(raw),
           3,
           name,
           leaseKey(owner),
@@ -64,7 +67,7 @@ export function rwLock(raw: Redis, name: string) {
     writeRelease: async (owner: string, requestId: string) =>
       int(
         await scripts.writeRelease.run(
-          raw,
+          ioredisClient(raw),
           2,
           name,
           latch(name, requestId),
@@ -97,7 +100,7 @@ export function fairLock(raw: Redis, name: string) {
     ) =>
       Number(
         await scripts.fairAcquire.run(
-          raw,
+          ioredisClient(raw),
           4,
           name,
           queue,
@@ -119,7 +122,7 @@ export function fairLock(raw: Redis, name: string) {
     ) =>
       int(
         await scripts.fairRelease.run(
-          raw,
+          ioredisClient(raw),
           5,
           name,
           queue,
@@ -137,7 +140,7 @@ export function fairLock(raw: Redis, name: string) {
     leave: async (owner: string, place = 5_000) =>
       Number(
         await scripts.fairLeave.run(
-          raw,
+          ioredisClient(raw),
           4,
           name,
           queue,
@@ -165,7 +168,7 @@ export async function renewAll(raw: Redis, lease: number, holds: RenewHold[]): P
   const keys = holds.flatMap((hold) => hold.keys);
   const kinds = holds.map((hold) => hold.kind).join('');
   const reply = await scripts.renewAll.run(
-    raw,
+    ioredisClient(raw),
     keys.length,
     ...keys,
     lease,
@@ -227,7 +230,7 @@ export class Listener {
 export function forceUnlock(raw: Redis, name: string): Promise<unknown> {
   const tagged = name.includes('{') ? name : `{${name}}`;
   return scripts.forceUnlock.run(
-    raw,
+    ioredisClient(raw),
     3,
     name,
     aux('redisson_lock_queue', name),

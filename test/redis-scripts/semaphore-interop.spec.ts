@@ -3,6 +3,7 @@ import { RedissonSemaphore } from '../support/redisson-semaphore';
 import { suiteRedis } from '../support/suite-redis';
 import { Listener, redisScript } from './script-kit';
 import { sleep } from '../../tools/time';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 const scripts = {
   acquire: redisScript('semaphore-acquire.lua'),
@@ -20,11 +21,11 @@ describe('permit-expirable semaphore: our scripts and Redisson’s share permits
   const timeout = () => RedissonSemaphore.timeoutName(name);
   const channel = () => RedissonSemaphore.channelName(name);
   const acquire = async (limit: number, id: string, lease = 30_000) =>
-    Number(await scripts.acquire.run(raw, 2, name, timeout(), lease, id, limit));
+    Number(await scripts.acquire.run(ioredisClient(raw), 2, name, timeout(), lease, id, limit));
   const release = async (limit: number, id: string) => {
     const latch = `redisson_unlock_latch:{${name}}:${'a'.repeat(32)}`;
     const reply = await scripts.release.run(
-      raw,
+      ioredisClient(raw),
       3,
       name,
       timeout(),
@@ -39,7 +40,7 @@ describe('permit-expirable semaphore: our scripts and Redisson’s share permits
     return reply === null ? null : Number(reply);
   };
   const available = async (limit: number) =>
-    Number(await scripts.available.run(raw, 2, name, timeout(), limit));
+    Number(await scripts.available.run(ioredisClient(raw), 2, name, timeout(), limit));
 
   beforeAll(() => {
     raw = server.raw;

@@ -3,6 +3,7 @@ import { suiteRedis } from '../support/suite-redis';
 import { commandCalls, listen, redisNow } from './probe-kit';
 import { redisScript } from './script-kit';
 import { sleep } from '../../tools/time';
+import { ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 const scripts = {
   acquire: redisScript('semaphore-acquire.lua'),
@@ -22,10 +23,18 @@ describe('semaphore scripts against real Redis', () => {
   const channel = () => `redisson_sc:{${name}}`;
   const latch = (id: string) => `redisson_unlock_latch:{${name}}:${id.repeat(32)}`;
   const acquire = (limit: number, id: string, lease = 30_000) =>
-    scripts.acquire.run(raw, 2, name, timeout(), lease, id, limit) as Promise<number>;
+    scripts.acquire.run(
+      ioredisClient(raw),
+      2,
+      name,
+      timeout(),
+      lease,
+      id,
+      limit,
+    ) as Promise<number>;
   const release = (limit: number, id: string, request: string) =>
     scripts.release.run(
-      raw,
+      ioredisClient(raw),
       3,
       name,
       timeout(),
@@ -37,12 +46,12 @@ describe('semaphore scripts against real Redis', () => {
       'publish',
     );
   const renew = (lease: number, ...ids: string[]) =>
-    scripts.renew.run(raw, ids.length, ...ids.map(timeout), lease, ...ids);
+    scripts.renew.run(ioredisClient(raw), ids.length, ...ids.map(timeout), lease, ...ids);
   const available = (limit: number) =>
-    scripts.available.run(raw, 2, name, timeout(), limit) as Promise<number>;
+    scripts.available.run(ioredisClient(raw), 2, name, timeout(), limit) as Promise<number>;
   const forceUnlock = (limit: number) =>
     scripts.forceUnlock.run(
-      raw,
+      ioredisClient(raw),
       2,
       name,
       timeout(),

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { LuaScript } from '../../lib/stores/redis/lua-script';
-import { CALLS_PER_WRITE } from '../../lib/stores/redis/write-batching';
 import { suiteRedis } from '../support/suite-redis';
+import { CALLS_PER_WRITE, ioredisClient } from '../../lib/stores/redis/client/ioredis';
 
 /** Counts the writes (write and writev system calls) `socket` makes until `restore()`. */
 function countWrites(socket: Socket): { readonly count: number; restore(): void } {
@@ -31,7 +31,7 @@ describe('script calls made together reach Redis in few writes, in order', () =>
   let writes: ReturnType<typeof countWrites>;
   let n = 0;
   const key = () => `batch:${++n}`;
-  beforeAll(() => incr.run(server.raw, 1, 'warm-up')); // loaded: no NOSCRIPT retries below
+  beforeAll(() => incr.run(ioredisClient(server.raw), 1, 'warm-up')); // loaded: no NOSCRIPT retries below
   beforeEach(() => (writes = countWrites(server.raw.stream)));
   afterEach(() => {
     writes.restore();
@@ -45,7 +45,7 @@ describe('script calls made together reach Redis in few writes, in order', () =>
   it(`sends 40 calls made in one go in ${expected} writes, answered in order`, async () => {
     const name = key();
     const replies = await Promise.all(
-      Array.from({ length: 40 }, () => incr.run(server.raw, 1, name)),
+      Array.from({ length: 40 }, () => incr.run(ioredisClient(server.raw), 1, name)),
     );
     expect(replies).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(writes.count).toBe(expected);
@@ -53,10 +53,10 @@ describe('script calls made together reach Redis in few writes, in order', () =>
 
   it('sends a call made while Redis is idle at once, within the call', async () => {
     const name = key();
-    const first = incr.run(server.raw, 1, name);
+    const first = incr.run(ioredisClient(server.raw), 1, name);
     expect(writes.count).toBe(1);
     await first;
-    const second = incr.run(server.raw, 1, name);
+    const second = incr.run(ioredisClient(server.raw), 1, name);
     expect(writes.count).toBe(2);
     expect(await second).toBe(2);
   });
@@ -64,7 +64,9 @@ describe('script calls made together reach Redis in few writes, in order', () =>
   it('sends calls held for a batch under fake timers too (no timer or nextTick sends them)', async () => {
     jest.useFakeTimers();
     const name = key();
-    const replies = await Promise.all([1, 2, 3].map(() => incr.run(server.raw, 1, name)));
+    const replies = await Promise.all(
+      [1, 2, 3].map(() => incr.run(ioredisClient(server.raw), 1, name)),
+    );
     expect(replies).toEqual([1, 2, 3]);
     expect(writes.count).toBe(2);
   });

@@ -1,4 +1,4 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
 import { describe } from '../../core';
 import type { ClusterConfig } from '../../stores/redis';
 import { MemoryLockStore } from '../../stores/memory';

@@ -1,4 +1,4 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
 import type { MemoryLockStore } from '../../stores/memory';
 import { assertConnectionSource, SOURCE_OPTIONS } from './connection-source.validation';
 import type { ClusterConfig } from '../../stores/redis';

@@ -1,5 +1,5 @@
 import { StoreUnreachableError } from '../../store';
-import type { ScriptClient } from './lua-script';
+import type { RedisConnection } from './client/redis-client';
 import { redisError } from './replies';
 
 /** Error codes that say at once that the address refuses us: no point waiting for an answer. */
@@ -42,7 +42,7 @@ export class ConnectionState {
   private readonly inFlight = new Map<(error: Error) => void, number>();
 
   constructor(
-    private readonly connection: ScriptClient,
+    private readonly connection: RedisConnection,
     /** Where it goes, for messages. */
     private readonly address: string,
   ) {
@@ -50,7 +50,7 @@ export class ConnectionState {
       this.wasReady = true;
       this.lastError = undefined;
     });
-    connection.on('error', (error: Error) => (this.lastError = rootCause(error)));
+    connection.on('error', (error) => (this.lastError = rootCause(error)));
     connection.on('close', () => this.closed());
   }
 

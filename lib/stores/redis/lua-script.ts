@@ -1,22 +1,22 @@
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
-import { batchWrites } from './write-batching';
+import type { ScriptRunner } from './client';
 
-/** A connection scripts run on: one server (or Sentinel primary), or a Redis Cluster. */
-export type ScriptClient = Redis | Cluster;
+/** A connection scripts run on: one server (or Sentinel primary), a Cluster master, a Cluster. */
+export type ScriptClient = ScriptRunner;
 
 /** A Lua script called by SHA and loaded into Redis only when missing. */
 export class LuaScript {
   /** SHA1 of the source, as EVALSHA wants it. */
   readonly sha: string;
-  private readonly loading = new WeakMap<Redis, Promise<unknown>>();
+  private readonly loading = new WeakMap<ScriptClient, Promise<unknown>>();
 
   constructor(readonly source: string) {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
   /**
-   * Runs the script with EVALSHA (batched with the calls around it, see batchWrites), arguments
+   * Runs the script with EVALSHA (batched with the calls around it: see the client's
+   * batchWrites), arguments
    * as EVALSHA takes them: the number of keys, then the keys, then the other arguments (on a
    * Cluster it goes to the master of the first key's slot). When Redis does not know the script
    * (first use, SCRIPT FLUSH, restart, a promoted replica) it is loaded and the call repeated
@@ -27,8 +27,8 @@ export class LuaScript {
     numKeys: number,
     ...keysAndArgs: (string | number)[]
   ): Promise<unknown> {
-    batchWrites(client);
-    return client.evalsha(this.sha, numKeys, ...keysAndArgs).catch((error: unknown) => {
+    client.batchWrites();
+    return client.evalsha(this.sha, numKeys, keysAndArgs).catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       return this.again(client, numKeys, keysAndArgs);
     });
@@ -46,8 +46,8 @@ export class LuaScript {
     numKeys: number,
     ...keysAndArgs: (string | number)[]
   ): Promise<T> {
-    batchWrites(client);
-    return client.evalsha(this.sha, numKeys, ...keysAndArgs).then(onReply, (error: unknown) => {
+    client.batchWrites();
+    return client.evalsha(this.sha, numKeys, keysAndArgs).then(onReply, (error: unknown) => {
       if (!isNoScript(error)) return onError(error);
       return this.again(client, numKeys, keysAndArgs).then(onReply, onError);
     });
@@ -64,10 +64,10 @@ export class LuaScript {
     numKeys: number,
     keysAndArgs: (string | number)[],
   ): Promise<unknown> {
-    const evalSource = () => client.eval(this.source, numKeys, ...keysAndArgs);
+    const evalSource = () => client.eval(this.source, numKeys, keysAndArgs);
     if (client.isCluster) return evalSource();
-    return this.load(client as Redis)
-      .then(() => client.evalsha(this.sha, numKeys, ...keysAndArgs))
+    return this.load(client)
+      .then(() => client.evalsha(this.sha, numKeys, keysAndArgs))
       .catch((error: unknown) => {
         if (!isNoScript(error)) throw error;
         return evalSource();
@@ -75,10 +75,10 @@ export class LuaScript {
   }
 
   /** One SCRIPT LOAD per client however many calls found the script missing at once. */
-  private load(client: Redis): Promise<unknown> {
+  private load(client: ScriptClient): Promise<unknown> {
     let loading = this.loading.get(client);
     if (!loading) {
-      loading = client.script('LOAD', this.source).finally(() => this.loading.delete(client));
+      loading = client.scriptLoad(this.source).finally(() => this.loading.delete(client));
       this.loading.set(client, loading);
     }
     return loading;

@@ -1,8 +1,7 @@
 import type { NoticeListener } from '../../store';
 import { TIMED_OUT, within } from '../../time/time-limit';
 import type { PublishCommand } from './kinds/redis-kind';
-import type { ScriptClient } from './lua-script';
-import { ready, type RedisConnections } from './redis-connections';
+import { ready, type RedisConnections, type SubscriberConnection } from './client';
 
 /** How long a SUBSCRIBE waits for the pub/sub connection to be ready, ms (Redisson's default). */
 const SUBSCRIBE_TIMEOUT = 7_500;
@@ -18,7 +17,7 @@ const SHARDED_PUBSUB_MAJOR = 7;
  * classic (a kind whose scripts cannot SPUBLISH: none at present).
  */
 export class RedisNotices {
-  private readonly subscriber: ScriptClient;
+  private readonly subscriber: SubscriberConnection;
   /** Whether notices go over sharded pub/sub; decided once, at the first need. */
   private shardedNotices: Promise<boolean> | undefined;
   /** What sharded() found, once it has (the release's fast path needs to know). */
@@ -28,15 +27,15 @@ export class RedisNotices {
   /** Channels of kinds whose scripts publish classic messages. */
   private readonly classic = new Set<string>();
   private listener: NoticeListener | undefined;
+  /** Where the subscriber's messages go: to the listener, for a channel subscribed to. */
+  private readonly onMessage: (channel: string) => void;
 
   constructor(private readonly connections: RedisConnections) {
     this.subscriber = connections.subscriber;
     if (!connections.canShard) this.shardedKnown = false;
-    const onMessage = (channel: string) => {
+    this.onMessage = (channel: string) => {
       if (this.channels.has(channel)) this.listener?.notice(channel);
     };
-    this.subscriber.on('message', onMessage);
-    this.subscriber.on('smessage', onMessage);
     // After a reconnect ioredis subscribes again, but messages sent meanwhile are gone.
     this.subscriber.on('ready', () => this.listener?.reconnected());
   }
@@ -57,8 +56,8 @@ export class RedisNotices {
     // Unsubscribed while waiting: a late SUBSCRIBE would stay forever.
     if (!this.channels.has(channel)) return;
     const subscribing = (await this.shardedChannel(channel))
-      ? this.subscriber.ssubscribe(channel)
-      : this.subscriber.subscribe(channel);
+      ? this.subscriber.ssubscribe(channel, this.onMessage)
+      : this.subscriber.subscribe(channel, this.onMessage);
     const reply = await within(subscribing, SUBSCRIBE_TIMEOUT);
     if (reply === TIMED_OUT) {
       throw new Error(`SUBSCRIBE got no answer within ${SUBSCRIBE_TIMEOUT} ms`);

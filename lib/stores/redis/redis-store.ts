@@ -16,12 +16,11 @@ import { permitKind, permitsAvailable, permitsForceUnlock } from './kinds/permit
 import { acquirePlain, plainKind, releasePlain } from './kinds/plain-kind';
 import { readKind, writeKind } from './kinds/read-write-kind';
 import type { RedisKind, ScriptCall } from './kinds/redis-kind';
-import type { ScriptClient } from './lua-script';
+import type { RedisClient, RedisConnections } from './client';
 import { MultiLock } from './multi-lock';
 import { acquireReply, failure, redisError, releaseReply } from './replies';
 import { runSynced } from './replica-sync';
 import type { ConnectionState } from './connection-state';
-import type { RedisConnections } from './redis-connections';
 import { RedisNotices } from './notices';
 import { renewHolds } from './renewal';
 import { releaseRequestId, unlockLatchKey } from './redis-names';
@@ -40,13 +39,13 @@ const RELEASE_RESEND_GRACE = 500;
  * The lock store on one Redis server, a Sentinel-managed primary or a Redis Cluster: Redisson's
  * layout for each kind of hold (kinds/), one Lua script per state change (all keys of a script
  * in one slot), messages over pub/sub on Redisson's channels: sharded (SPUBLISH/SSUBSCRIBE) for
- * every kind on a Cluster of Redis >= 7 when ioredis can follow sharded channels, as Redisson;
+ * every kind on a Cluster of Redis >= 7 when the client can follow sharded channels, as Redisson;
  * classic otherwise.
  */
 export class RedisStore implements LockStore {
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
-  private readonly client: ScriptClient;
+  private readonly client: RedisClient;
   private readonly commands: ConnectionState;
   private readonly multi: MultiLock;
   private readonly notices: RedisNotices;
@@ -229,7 +228,10 @@ export class RedisStore implements LockStore {
         if ((await this.client.hget(name, 'mode')) !== kind) return null;
       }
       // HLEN first: on a semaphore's string (or another type) it answers WRONGTYPE, as an acquire.
-      const replies = (await this.client.pipeline().hlen(name).pttl(name).exec())!;
+      const replies = await this.client.pipeline([
+        ['hlen', name],
+        ['pttl', name],
+      ]);
       const error = replies.find(([refused]) => refused)?.[0];
       if (error) throw error;
       const ttl = Number(replies[1][1]);

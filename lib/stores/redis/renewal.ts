@@ -1,8 +1,7 @@
-import type { Cluster, Redis } from 'ioredis';
 import type { StoredHold } from '../../store';
+import type { ClusterClient, RedisClient, ScriptRunner } from './client';
 import { keySlot } from './key-slot';
 import { LockScripts } from './lock-scripts';
-import type { ScriptClient } from './lua-script';
 import { permitsName, readLeaseKey } from './redis-names';
 
 /** Most entries renewed by one script call (Redisson batches 100 per call as well). */
@@ -23,7 +22,7 @@ interface Entry {
  * Renews holds of every kind, RENEW_CALL_SIZE entries per script call, all calls written at
  * once: a multi-lock renews each member, a read hold its hash and lease key. On one server:
  * renew-all.lua for locks, semaphore-renew.lua for permits. On a Cluster, locks are grouped by
- * the master that serves their slot (ioredis' slot table) and renewed with renew-node.lua (keys
+ * the master that serves their slot (the client's slot table) and renewed with renew-node.lua (keys
  * in ARGV: declared keys of different slots are refused with CROSSSLOT), one round trip and
  * ceil(entries / RENEW_CALL_SIZE) calls per master; an entry the node cannot serve (its slot
  * moved or is migrating) is renewed once more through the Cluster client, which follows MOVED
@@ -34,7 +33,7 @@ interface Entry {
  * of a call that got no answer (neither confirmed nor lost).
  */
 export async function renewHolds(
-  client: ScriptClient,
+  client: RedisClient,
   holds: readonly StoredHold[],
   leaseTime: number,
 ): Promise<(boolean | Error)[]> {
@@ -51,7 +50,7 @@ export async function renewHolds(
     for (const entry of entriesOf(hold, index)) (entry.kind === 'p' ? permits : locks).push(entry);
   });
   const calls: Promise<void>[] = client.isCluster
-    ? [renewOnMasters(client as Cluster, [...locks, ...permits], leaseTime, note)]
+    ? [renewOnMasters(client, [...locks, ...permits], leaseTime, note)]
     : [
         ...chunks(locks).map((chunk) => renewLocks(client, chunk, leaseTime, note)),
         ...chunks(permits).map((chunk) => renewPermits(client, chunk, leaseTime, note)),
@@ -92,7 +91,7 @@ type Note = (entry: Entry, result: boolean | Error) => void;
 
 /** renew-all.lua on one server or through the Cluster client (entries of one slot). */
 function renewLocks(
-  client: ScriptClient,
+  client: ScriptRunner,
   chunk: readonly Entry[],
   leaseTime: number,
   note: Note,
@@ -106,7 +105,7 @@ function renewLocks(
 }
 
 function renewPermits(
-  client: ScriptClient,
+  client: ScriptRunner,
   chunk: readonly Entry[],
   leaseTime: number,
   note: Note,
@@ -126,15 +125,15 @@ function renewPermits(
  * through the Cluster client afterwards, in batches of one slot.
  */
 async function renewOnMasters(
-  cluster: Cluster,
+  cluster: ClusterClient,
   entries: readonly Entry[],
   leaseTime: number,
   note: Note,
 ): Promise<void> {
-  const masters = new Map(cluster.nodes('master').map((node) => [nodeKey(node), node]));
-  const byMaster = new Map<Redis | undefined, Entry[]>();
+  const masterOf = cluster.slotMasters();
+  const byMaster = new Map<ScriptRunner | undefined, Entry[]>();
   for (const entry of entries) {
-    const master = masters.get(cluster.slots[keySlot(entry.keys[0])]?.[0] ?? '');
+    const master = masterOf(keySlot(entry.keys[0]));
     const group = byMaster.get(master);
     if (group) group.push(entry);
     else byMaster.set(master, [entry]);
@@ -173,10 +172,6 @@ async function renewOnMasters(
 }
 
 const isPermit = (entry: Entry) => entry.kind === 'p';
-
-function nodeKey(node: Redis): string {
-  return `${node.options.host}:${node.options.port}`;
-}
 
 function bySlot(entries: readonly Entry[]): Entry[][] {
   const groups = new Map<number, Entry[]>();

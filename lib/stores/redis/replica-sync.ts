@@ -1,4 +1,5 @@
-import type { LuaScript, ScriptClient } from './lua-script';
+import type { PipelineCommand, RedisClient } from './client';
+import type { LuaScript } from './lua-script';
 
 /**
  * Runs `script`; with `replicas` > 0, followed by `WAIT replicas timeout` in one pipeline, so
@@ -7,7 +8,7 @@ import type { LuaScript, ScriptClient } from './lua-script';
  * none were asked).
  */
 export async function runSynced(
-  client: ScriptClient,
+  client: RedisClient,
   script: LuaScript,
   replicas: number,
   timeout: number,
@@ -16,16 +17,15 @@ export async function runSynced(
 ): Promise<[unknown, number]> {
   if (replicas === 0) return [await script.run(client, numKeys, ...keysAndArgs), 0];
   const send = (source: boolean) => {
-    const pipeline = client.pipeline();
-    if (source) pipeline.eval(script.source, numKeys, ...keysAndArgs);
-    else pipeline.evalsha(script.sha, numKeys, ...keysAndArgs);
-    return pipeline.wait(replicas, timeout).exec();
+    const call: PipelineCommand = source
+      ? ['eval', script.source, numKeys, ...keysAndArgs]
+      : ['evalsha', script.sha, numKeys, ...keysAndArgs];
+    return client.pipeline([call, ['wait', replicas, timeout]]);
   };
   let results = await send(false);
-  if (String((results?.[0]?.[0] as Error | null)?.message).startsWith('NOSCRIPT')) {
+  if (String(results[0]?.[0]?.message).startsWith('NOSCRIPT')) {
     results = await send(true);
   }
-  if (!results) throw new Error('the pipeline was discarded');
   const [[scriptError, reply], [waitError, acknowledged]] = results;
   if (scriptError) throw scriptError;
   return [reply, waitError ? 0 : Number(acknowledged)];

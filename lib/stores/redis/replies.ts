@@ -1,6 +1,6 @@
-import { ReplyError } from 'ioredis';
 import { LockError, LockRedisError } from '../../errors';
 import { wrongKindError, type AcquireReply } from '../../store';
+import { isReplyError } from './client';
 
 const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
 const GRANTED: AcquireReply = { granted: true, fencingToken: undefined };
@@ -18,10 +18,11 @@ export function failure(key: string, operation: string): (error: unknown) => nev
  */
 export function redisError(key: string, operation: string, error: unknown): LockError {
   if (error instanceof LockError) return error; // already typed (a LockKeyError of WRONGTYPE)
-  if (error instanceof ReplyError && (error as Error).message.startsWith('WRONGTYPE')) {
+  const refused = isReplyError(error);
+  if (refused && (error as Error).message.startsWith('WRONGTYPE')) {
     return wrongKindError(key, error);
   }
-  return new LockRedisError(key, operation, error, error instanceof ReplyError);
+  return new LockRedisError(key, operation, error, refused);
 }
 
 /**
