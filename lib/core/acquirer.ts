@@ -1,4 +1,10 @@
-import { LockError, LockUpgradeError, type LockRedisError } from '../errors';
+import {
+  isConnectionError,
+  LockError,
+  LockUpgradeError,
+  StoreUnreachableError,
+  type LockRedisError,
+} from '../errors';
 import { unsynced, type Busy } from './busy';
 import { now } from '../time/clock';
 import type { HoldCalls } from './hold-calls';
@@ -7,12 +13,7 @@ import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
-import {
-  isConnectionError,
-  StoreUnreachableError,
-  type LockStore,
-  type LockTarget,
-} from '../store';
+import type { LockStore, LockTarget } from '../store';
 import { holdFamily } from './targets';
 import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';

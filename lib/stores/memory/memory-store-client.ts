@@ -2,7 +2,9 @@ import {
   noReplicasError,
   type AcquireReply,
   type AcquireRequest,
+  type FairQueuePort,
   type LockStore,
+  type PermitCountPort,
   type LockTarget,
   type NoticeListener,
   type StoredHold,
@@ -27,7 +29,7 @@ export interface MemoryLockTable {
  * own subscriptions and notice listener. Answers come asynchronously, notices after the call
  * that caused them has answered (as over a socket).
  */
-export class MemoryStoreClient implements LockStore {
+export class MemoryStoreClient implements LockStore, FairQueuePort, PermitCountPort {
   private readonly subscriptions = new Set<string>();
   private listener: NoticeListener | undefined;
 

@@ -1,4 +1,4 @@
-import { StoreUnreachableError } from '../../store';
+import { StoreUnreachableError } from '../../errors';
 import type { ScriptClient } from './lua-script';
 import { redisError } from './replies';
 

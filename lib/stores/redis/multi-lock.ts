@@ -1,5 +1,5 @@
+import { ReplicaSyncError } from '../../errors';
 import {
-  ReplicaSyncError,
   UNLOCK_LATCH_TTL,
   type AcquireReply,
   type AcquireRequest,

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { LockError } from '../../errors';
+import { LockError, ReplicaSyncError } from '../../errors';
 import {
-  ReplicaSyncError,
   type AcquireReply,
   type AcquireRequest,
+  type FairQueuePort,
+  type FastPathPort,
   type HoldKind,
+  type PermitCountPort,
   type LockStore,
   type LockTarget,
   type NoticeListener,
@@ -43,7 +45,7 @@ const RELEASE_RESEND_GRACE = 500;
  * every kind on a Cluster of Redis >= 7 when ioredis can follow sharded channels, as Redisson;
  * classic otherwise.
  */
-export class RedisStore implements LockStore {
+export class RedisStore implements LockStore, FairQueuePort, PermitCountPort, FastPathPort {
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
   private readonly client: ScriptClient;
