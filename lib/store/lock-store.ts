@@ -42,8 +42,6 @@ export type AcquireReply =
   | {
       readonly granted: true;
       readonly fencingToken: number | undefined;
-      /** Others may hold it at once too (a read hold, a permit): the next waiter tries now. */
-      readonly shared?: boolean;
     }
   | {
       readonly granted: false;
@@ -52,6 +50,9 @@ export type AcquireReply =
       /** `multi`: the index in `names` of the member that was busy. */
       readonly busy?: number;
     };
+
+/** A grant without a fencing token: the answer of most granted acquires. */
+export const GRANTED: AcquireReply = { granted: true, fencingToken: undefined };
 
 /** A hold as the store knows it: enough to renew or release it. */
 export interface StoredHold extends LockTarget {

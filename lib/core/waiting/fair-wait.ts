@@ -4,6 +4,7 @@ import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
 import type { ResolvedLockOptions } from '../options/lock-options';
 import { isConnectionError } from '../../errors';
+import { PLAIN_KIND } from '../kinds';
 import { requirePort, type LockStore, type LockTarget } from '../../store';
 import { DeadlineTimer } from '../../time/time-limit';
 import type { ChannelListener, LockWaiters } from './lock-waiters';
@@ -57,7 +58,8 @@ export async function takeFair(
   if (typeof first !== 'number') return first;
   if (!queue) return null;
   const channel = store.channel(target, owner);
-  const plain = store.channel({ ...target, kind: 'lock' }, '');
+  // A fair waiter also wakes on releases of the plain lock of the name (a plain holder's).
+  const plain = store.channel({ ...target, kind: PLAIN_KIND.id }, '');
   const unsubscribe = (listener: ChannelListener) => {
     waiters.unlisten(channel, listener);
     return Promise.all([

@@ -1,5 +1,5 @@
 import { now } from '../../time/clock';
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
+import { GRANTED, type AcquireReply, type AcquireRequest, type LockTarget, type StoredHold } from '../../store';
 import { permitChannel } from './channels';
 import type { HoldKindStore, Publish } from './hold-kind';
 import { remaining } from './lock-table';
@@ -34,7 +34,7 @@ export class Semaphores implements HoldKindStore {
       permits.set(owner, time + request.leaseTime);
       this.semaphores.set(name, permits);
       this.names.add(name);
-      return { granted: true, fencingToken: undefined, shared: true };
+      return GRANTED;
     }
     const ends = [...permits.values()].sort((a, b) => a - b);
     return { granted: false, ttl: remaining(ends[permits.size - limit]) };
