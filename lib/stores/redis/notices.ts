@@ -1,6 +1,6 @@
 import type { NoticeListener } from '../../store';
 import { TIMED_OUT, within } from '../../time/time-limit';
-import type { PublishCommand } from './kinds/redis-kind';
+import type { PublishCommand } from './scripts/script-definition';
 import type { ScriptClient } from './lua-script';
 import { ready, type RedisConnections } from './redis-connections';
 
