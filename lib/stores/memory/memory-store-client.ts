@@ -9,7 +9,6 @@ import {
   type NoticeListener,
   type StoredHold,
 } from '../../store';
-import { channelOf } from './channels';
 
 /** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */
 export interface MemoryLockTable {
@@ -20,6 +19,7 @@ export interface MemoryLockTable {
   forceUnlock(target: LockTarget): boolean;
   remainingTtl(target: LockTarget): number | null;
   available(target: LockTarget): number;
+  channel(target: LockTarget, owner: string): string;
   subscribe(client: MemoryStoreClient, channel: string): void;
   unsubscribe(client: MemoryStoreClient, channel: string): void;
 }
@@ -67,7 +67,7 @@ export class MemoryStoreClient implements LockStore, FairQueuePort, PermitCountP
   }
 
   channel(target: LockTarget, owner: string): string {
-    return channelOf(target, owner);
+    return this.store.channel(target, owner);
   }
 
   subscribe(channel: string): Promise<void> {

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { LockError } from '../../errors';
-import type {
-  AcquireReply,
-  AcquireRequest,
-  FairQueuePort,
-  FastPathPort,
-  HoldKind,
-  LockStore,
-  LockTarget,
-  NoticeListener,
-  PermitCountPort,
-  StoredHold,
+import {
+  unsupportedError,
+  type AcquireReply,
+  type AcquireRequest,
+  type FairQueuePort,
+  type FastPathPort,
+  type HoldKind,
+  type LockStore,
+  type LockTarget,
+  type NoticeListener,
+  type PermitCountPort,
+  type StoredHold,
 } from '../../store';
 import { redisKinds, type RedisKind } from './kinds';
 import type { ScriptClient } from './lua-script';
@@ -155,7 +156,7 @@ export class RedisStore implements LockStore, FairQueuePort, PermitCountPort, Fa
     return this.commands.send(
       request.key,
       'leave',
-      () => kind.leave?.(request) ?? unsupported(request, 'leave'),
+      () => kind.leave?.(request) ?? Promise.reject(unsupportedError(request, 'leave')),
     );
   }
 
@@ -175,7 +176,7 @@ export class RedisStore implements LockStore, FairQueuePort, PermitCountPort, Fa
     return this.commands.send(
       target.key,
       'inspect',
-      () => kind.available?.(target) ?? unsupported(target, 'available'),
+      () => kind.available?.(target) ?? Promise.reject(unsupportedError(target, 'available')),
     );
   }
 
@@ -238,11 +239,4 @@ export class RedisStore implements LockStore, FairQueuePort, PermitCountPort, Fa
   close(): Promise<void> {
     return this.connections.close();
   }
-}
-
-/** The refusal of a port's operation on a target of a kind without it. */
-function unsupported(target: LockTarget, operation: string): Promise<never> {
-  return Promise.reject(
-    new LockError(`"${target.key}": ${operation}() is not an operation of a ${target.kind} hold.`),
-  );
 }
