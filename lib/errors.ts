@@ -136,6 +136,45 @@ export class LockRedisError extends LockError {
   }
 }
 
+/**
+ * A call not sent because the store could not be reached (see LockStore.unreachable): nothing
+ * changed in the store. Its `cause` is the connection's error, e.g. `connect ECONNREFUSED`.
+ */
+export class StoreUnreachableError extends LockRedisError {
+  constructor(key: string, operation: string, cause: Error) {
+    super(key, operation, cause, false);
+  }
+}
+
+/**
+ * An acquire refused because fewer replicas than required acknowledged its grant within the
+ * sync timeout; the store released the grant again, so the caller may try once more.
+ */
+export class ReplicaSyncError extends LockRedisError {
+  constructor(
+    key: string,
+    /** Replicas that acknowledged the grant. */
+    readonly acknowledged: number,
+    /** Replicas required (`syncReplicas`). */
+    readonly required: number,
+    timeout: number,
+  ) {
+    super(
+      key,
+      'acquire',
+      new Error(
+        `${acknowledged} of the ${required} replicas required (syncReplicas) acknowledged the grant within ${timeout} ms, so it was released`,
+      ),
+      true,
+    );
+  }
+}
+
+/** Whether a store call failed without an answer (worth retrying) rather than being refused. */
+export function isConnectionError(error: unknown): boolean {
+  return error instanceof LockRedisError && !error.refused;
+}
+
 /** An error's message, or the value in words: for log lines. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -26,7 +26,12 @@ class LockedProvider {
 /** This library through LockService.run and through @Locked, on one Nest application context. */
 export async function nestjsRedisLock(
   url: string,
-  options: { leaseTime?: number; fencing?: boolean; waitTime?: number } = {},
+  options: {
+    leaseTime?: number;
+    fencing?: boolean;
+    waitTime?: number;
+    checkOnStartup?: 'fail' | 'warn' | 'off';
+  } = {},
 ): Promise<{ run: Adapter; decorator: Adapter; locks: LockService }> {
   @Module({
     imports: [RedisLockModule.forRoot({ redis: url, waitTime: 60_000, ...options })],

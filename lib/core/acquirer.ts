@@ -1,4 +1,10 @@
-import { LockError, LockUpgradeError, type LockRedisError } from '../errors';
+import {
+  isConnectionError,
+  LockError,
+  LockUpgradeError,
+  StoreUnreachableError,
+  type LockRedisError,
+} from '../errors';
 import { unsynced, type Busy } from './busy';
 import { now } from '../time/clock';
 import type { HoldCalls } from './hold-calls';
@@ -7,13 +13,8 @@ import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
-import {
-  isConnectionError,
-  StoreUnreachableError,
-  type LockStore,
-  type LockTarget,
-} from '../store';
-import { holdFamily } from './targets';
+import type { LockStore, LockTarget } from '../store';
+import { kindOf } from './kinds';
 import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';
 
@@ -37,8 +38,9 @@ export interface AcquirerDriver {
 /**
  * Takes holds for call chains: re-entry along the chain, then one attempt, then waiting (the
  * lock's local queue behind its release notices; a fair lock's own queue in the store). Each
- * kind's rules of re-entry: a read inside a write is a downgrade (a read hold of the same owner),
- * a write inside a read is refused (LockUpgradeError). Multi-locks: GroupAcquirer.
+ * kind's rules of re-entry are its descriptor's (kinds/): a read inside a write is a downgrade
+ * (a read hold of the same owner), a write inside a read is refused (LockUpgradeError).
+ * Multi-locks: GroupAcquirer.
  */
 export class Acquirer {
   constructor(
@@ -54,19 +56,23 @@ export class Acquirer {
     try {
       const { context } = this.driver;
       opts.signal?.throwIfAborted();
-      const held = context.find(holdFamily(target.kind), target.name);
+      const kind = kindOf(target.kind);
+      const held = context.find(kind.family, target.name);
       if (held) return this.reenter(held, opts);
-      let owner: string | undefined;
-      if (target.kind === 'write' && context.find('read', target.name)) {
+      if (kind.refusedInside !== undefined && context.find(kind.refusedInside, target.name)) {
         throw new LockUpgradeError(target.key);
       }
-      if (target.kind === 'read') owner = context.find('write', target.name)?.hold.owner;
+      // A downgrade: the hold is taken with the owner id of the chain's other hold of the name.
+      const owner =
+        kind.ownerFrom === undefined
+          ? undefined
+          : context.find(kind.ownerFrom, target.name)?.hold.owner;
       const closing = this.driver.closing();
       if (closing) throw closing;
       const started = now();
       const busy: Busy = { leaseEnds: undefined };
       const entered = (hold: LockHold | null) => this.entered(target, hold, started, busy);
-      return target.kind === 'fair'
+      return kind.fair
         ? this.fair(target, opts, busy).then(entered)
         : this.take(target, opts, started, busy, owner, entered);
     } catch (error) {

@@ -1,6 +1,5 @@
-import { LockAcquireTimeoutError, type LockRedisError } from '../errors';
+import { LockAcquireTimeoutError, ReplicaSyncError, type LockRedisError } from '../errors';
 import { now } from '../time/clock';
-import { ReplicaSyncError } from '../store';
 
 /** Delay before trying again after a grant was undone for want of replica acknowledgements, ms. */
 const SYNC_RETRY_DELAY = 100;

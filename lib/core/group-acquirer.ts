@@ -6,6 +6,7 @@ import type { ResolvedLockOptions } from './options/lock-options';
 import { GroupHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import type { LockTarget } from '../store';
+import { kindOf, MULTI_KIND, PLAIN_KIND } from './kinds';
 import { targetKeys, type GroupTarget } from './targets';
 
 /** A group attempt refused by a member other than the one its queue waits for. */
@@ -43,7 +44,7 @@ export class GroupAcquirer {
     const order = names.map((_, i) => i).sort((i, j) => (names[i] < names[j] ? -1 : 1));
     try {
       for (const i of order) {
-        const held = context.find('lock', names[i]);
+        const held = context.find(PLAIN_KIND.family, names[i]);
         if (!held) {
           missing.push(i);
           continue;
@@ -65,9 +66,9 @@ export class GroupAcquirer {
     if (missing.length > 0) {
       const rest: LockTarget | GroupTarget =
         missing.length === 1
-          ? { kind: 'lock', key: keys[missing[0]], name: names[missing[0]] }
+          ? { kind: PLAIN_KIND.id, key: keys[missing[0]], name: names[missing[0]] }
           : {
-              kind: 'multi',
+              kind: MULTI_KIND.id,
               key: missing.map((i) => keys[i]).join(', '),
               name: names[missing[0]],
               names: missing.map((i) => names[i]),
@@ -99,10 +100,9 @@ export class GroupAcquirer {
     const keys = targetKeys(rest);
     const started = now();
     const busy: Busy = { leaseEnds: undefined };
-    const hold =
-      rest.kind === 'lock'
-        ? await this.single.take(rest, opts, started, busy, undefined, (taken) => taken)
-        : await this.takeAll(rest, opts, started, busy);
+    const hold = kindOf(rest.kind).group
+      ? await this.takeAll(rest, opts, started, busy)
+      : await this.single.take(rest, opts, started, busy, undefined, (taken) => taken);
     const observer = this.driver.observer;
     if (hold) observer?.acquired(rest.key, now() - started);
     else observer?.busy(rest.key, now() - started);
@@ -154,7 +154,7 @@ export class GroupAcquirer {
     for (;;) {
       const remaining = Math.max(0, opts.waitTime - (now() - started));
       if (remaining <= 0) return null;
-      const queueTarget: LockTarget = { kind: 'lock', key: target.key, name: names[member] };
+      const queueTarget: LockTarget = { kind: PLAIN_KIND.id, key: target.key, name: names[member] };
       try {
         return await this.driver.waiters.wait(queueTarget, attempt, remaining, opts.signal);
       } catch (error) {

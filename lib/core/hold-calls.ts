@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { LockError, LockLostError, LockRedisError, messageOf } from '../errors';
+import {
+  isConnectionError,
+  LockError,
+  LockLostError,
+  LockRedisError,
+  messageOf,
+  StoreUnreachableError,
+} from '../errors';
 import { now } from '../time/clock';
 import { LockHold } from './lock-hold';
 import { GivenOwners } from './given-owners';
@@ -7,10 +14,10 @@ import type { LockHolds } from './lock-holds';
 import type { LockObserver } from './lock-observer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import {
-  isConnectionError,
-  StoreUnreachableError,
+  hasPort,
   type AcquireReply,
   type AcquireRequest,
+  type FastPathPort,
   type LockStore,
   type LockTarget,
 } from '../store';
@@ -56,13 +63,17 @@ export class HoldCalls {
   /** Owner ids given by callers, so a timed-out attempt never frees a newer one's hold. */
   private readonly givenOwners = new GivenOwners();
   private whenDrained: (() => void) | undefined;
+  /** The store's fast path, when it has one (looked up once: every lock call takes it). */
+  private readonly fastPath: FastPathPort | undefined;
 
   constructor(
     private readonly store: LockStore,
     private readonly holds: LockHolds,
     private readonly waiters: LockWaiters,
     private readonly driver: HoldCallsDriver,
-  ) {}
+  ) {
+    this.fastPath = hasPort(store, 'fastPath') ? store : undefined;
+  }
 
   /**
    * At shutdown (new acquires already refused, waiters rejected): lets holds in use finish for
@@ -166,7 +177,8 @@ export class HoldCalls {
           void this.cleanup(target, owner, sentAt + leaseTime, superseded);
         reject(error);
       };
-      if (this.store.acquireInto) this.store.acquireInto(request, answered, failed);
+      const fastPath = this.fastPath;
+      if (fastPath !== undefined) fastPath.acquireInto(request, answered, failed);
       else this.store.acquire(request).then(answered, failed);
       // Set once the request is on its way (the store answers in a later step), so it overlaps
       // the round trip instead of delaying the request.
@@ -197,7 +209,6 @@ export class HoldCalls {
     const { leaseTime, watchdog } = opts;
     const hold = new LockHold(target, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
     hold.syncReplicas = opts.syncReplicas;
-    hold.shared = reply.shared === true;
     const closing = this.driver.closing();
     if (closing) {
       // close() began while the store granted it: nobody will release it later, so free it now.
@@ -249,7 +260,8 @@ export class HoldCalls {
       };
       // As for an attempt, the request goes first: the rest overlaps its round trip.
       try {
-        if (this.store.releaseInto) this.store.releaseInto(hold, answered, failed);
+        const fastPath = this.fastPath;
+        if (fastPath !== undefined) fastPath.releaseInto(hold, answered, failed);
         else this.store.release(hold).then(answered, failed);
       } finally {
         this.holds.remove(hold);

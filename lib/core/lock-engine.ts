@@ -27,7 +27,8 @@ import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';
 import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
-import { callTarget, holdFamily, permitTarget, type LockKeys, type LockMode } from './targets';
+import { kindOf, lockKind } from './kinds';
+import { callTarget, permitTarget, type LockKeys, type LockMode } from './targets';
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -183,7 +184,7 @@ export class LockEngine {
 
   /** Takes `target` for the current chain (waiting as `opts` says): its handle, or busy. */
   enter(target: LockTarget, opts: ResolvedLockOptions): Promise<LockEntry | GroupHandle | Busy> {
-    return target.kind === 'multi'
+    return kindOf(target.kind).group
       ? this.groups.enter(target, opts)
       : this.acquirer.enter(target, opts);
   }
@@ -221,7 +222,8 @@ export class LockEngine {
   /** The innermost hold of the current call chain, or the one for `key` (in `mode`). */
   current(key?: string, mode?: LockMode): LockHandle | undefined {
     if (key === undefined) return this.context.innermost();
-    return this.context.find(holdFamily(mode ?? 'lock'), this.target(key, undefined, mode).name);
+    const family = lockKind(mode, false).family;
+    return this.context.find(family, this.target(key, undefined, mode).name);
   }
 
   /** How many times the current call chain holds `key` (in `mode`); 0 when it does not. */
@@ -253,9 +255,9 @@ export class LockEngine {
   async forceUnlockTarget(target: LockTarget): Promise<boolean> {
     const before = this.holds.named(target.name);
     const deleted = await this.config.store.forceUnlock(target);
+    const { object } = kindOf(target.kind);
     for (const hold of before) {
-      const permit = hold.kind === 'permit';
-      if (permit === (target.kind === 'permit'))
+      if (kindOf(hold.kind).object === object)
         this.holds.lose(hold, 'it was deleted by forceUnlock()');
     }
     return deleted;

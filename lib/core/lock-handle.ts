@@ -1,3 +1,5 @@
+import type { LockMode } from './options/lock-options';
+
 /**
  * A held lock, as returned by `acquire`/`tryAcquire` and passed to `run`'s callback.
  * `await using lock = await locks.acquire('k')` releases it at the end of the block.
@@ -8,7 +10,7 @@ export interface LockHandle extends AsyncDisposable {
   /** Every key this handle holds: `[key]`, or a multi-lock's keys (duplicates once). */
   readonly keys: readonly string[];
   /** `'read'` or `'write'` for a read-write lock's hold; undefined for any other lock. */
-  readonly mode: 'read' | 'write' | undefined;
+  readonly mode: LockMode | undefined;
   /** Whether the lock was taken fairly (`fair: true`: in arrival order). */
   readonly fair: boolean;
   /**

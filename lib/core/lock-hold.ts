@@ -2,6 +2,7 @@ import { LockLostError } from '../errors';
 import { now } from '../time/clock';
 import { checkedOnRead } from '../time/deadline-signal';
 import type { HoldKind, LockTarget, StoredHold } from '../store';
+import { kindOf } from './kinds';
 
 /** Who keeps a hold (LockHolds): told when a read finds its lease deadline passed. */
 export interface HoldKeeper {
@@ -27,10 +28,10 @@ export class LockHold implements StoredHold {
   keeper: HoldKeeper | undefined;
   /** Replicas whose acknowledgement its release waits for (best effort). */
   syncReplicas = 0;
-  /** Of a kind others may hold at once too (a read hold, a permit): a waiter's turn passes on. */
-  shared = false;
 
   readonly kind: HoldKind;
+  /** Of a kind others may hold at once too (a read hold, a permit): a waiter's turn passes on. */
+  readonly shared: boolean;
   /** The key as the user gave it (a group's keys joined with ', '). */
   readonly key: string;
   /** The store's name (keyPrefix + key; a group's first member). */
@@ -54,6 +55,7 @@ export class LockHold implements StoredHold {
     readonly sentAt: number,
   ) {
     this.kind = target.kind;
+    this.shared = kindOf(target.kind).shared;
     this.key = target.key;
     this.name = target.name;
     this.names = target.names;

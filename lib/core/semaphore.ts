@@ -12,7 +12,7 @@ import {
 } from './options/lock-options';
 import type { CallOptions } from './options/call-options';
 import { describe } from './options/validate';
-import type { LockStore, LockTarget } from '../store';
+import { requirePort, type LockStore, type LockTarget } from '../store';
 
 /** What a semaphore needs of the lock engine. */
 export interface PermitEngine {
@@ -100,7 +100,11 @@ export class RedisSemaphore {
 
   /** How many more permits could be taken now (expired ones count as free). */
   available(): Promise<number> {
-    return this.store.available(this.target);
+    try {
+      return requirePort(this.store, 'permitCount').available(this.target);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Revokes every permit, whoever holds it, and wakes the waiters; true when one was held. */

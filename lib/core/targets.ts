@@ -1,5 +1,6 @@
 import { LockKeyError, LockOptionsError } from '../errors';
 import type { LockTarget } from '../store';
+import { lockKind, MULTI_KIND, PERMIT_KIND, PLAIN_KIND } from './kinds';
 import type { LockMode } from './options/lock-options';
 import { assertKnownOptions, describe, lockName } from './options/validate';
 
@@ -19,7 +20,7 @@ export function lockTarget(
   fair: boolean,
 ): LockTarget {
   const name = lockName(prefix, key);
-  return { kind: mode ?? (fair ? 'fair' : 'lock'), key, name };
+  return { kind: lockKind(mode, fair).id, key, name };
 }
 
 /** A multi-lock's target, with its keys as given (one per name). */
@@ -46,9 +47,9 @@ export function groupTarget(prefix: string, keys: readonly unknown[]): LockTarge
   const distinct = [...new Set(keys)];
   const names = distinct.map((key) => lockName(prefix, key));
   const key = (distinct as string[]).join(', ');
-  if (distinct.length === 1) return { kind: 'lock', key, name: names[0] };
+  if (distinct.length === 1) return { kind: PLAIN_KIND.id, key, name: names[0] };
   const group: GroupTarget = {
-    kind: 'multi',
+    kind: MULTI_KIND.id,
     key,
     name: names[0],
     names,
@@ -65,7 +66,7 @@ export function permitTarget(prefix: string, key: string, options: unknown): Loc
   assertKnownOptions(options, ['permits']);
   const { permits } = options as { permits?: unknown };
   assertPermits(permits);
-  return { kind: 'permit', key, name: lockName(prefix, key), permits };
+  return { kind: PERMIT_KIND.id, key, name: lockName(prefix, key), permits };
 }
 
 /**
@@ -95,45 +96,5 @@ export function assertPermits(value: unknown): asserts value is number {
       'permits',
       `expected a whole number of permits from 1 to 1000000, got ${describe(value)}.`,
     );
-  }
-}
-
-/**
- * What a call chain holds, for re-entry: plain and fair locks (and a group's members) of one
- * name are one exclusive lock; the read and the write hold of a read-write lock, and a
- * semaphore's permit, are each their own. A held entry is found by this family and its name,
- * compared apart, so no key can pass for another kind's (any character may be in a key).
- */
-export type HoldFamily = 'lock' | 'read' | 'write' | 'permit';
-
-/** The family of a hold of `kind` (see HoldFamily). */
-export function holdFamily(kind: LockTarget['kind']): HoldFamily {
-  switch (kind) {
-    case 'read':
-    case 'write':
-    case 'permit':
-      return kind;
-    default:
-      return 'lock';
-  }
-}
-
-/**
- * The local wait queues (one per release channel): plain locks (and groups waiting for one
- * member), read-write locks (readers and writers together), semaphores. A queue is found by
- * this family and the lock's name, kept apart (see HoldFamily).
- */
-export type QueueFamily = 'lock' | 'rw' | 'permit';
-
-/** The family of the queue a target's waiters share (see QueueFamily). */
-export function queueFamily(kind: LockTarget['kind']): QueueFamily {
-  switch (kind) {
-    case 'read':
-    case 'write':
-      return 'rw';
-    case 'permit':
-      return 'permit';
-    default:
-      return 'lock';
   }
 }

@@ -1,5 +1,3 @@
-import { LockRedisError } from '../errors';
-
 /**
  * The kinds of hold a store keeps, each in Redisson's layout: `lock` (RLock), `fair` (RFairLock:
  * the same hash, granted in queue order), `read` and `write` (RReadWriteLock), `multi` (several
@@ -44,8 +42,6 @@ export type AcquireReply =
   | {
       readonly granted: true;
       readonly fencingToken: number | undefined;
-      /** Others may hold it at once too (a read hold, a permit): the next waiter tries now. */
-      readonly shared?: boolean;
     }
   | {
       readonly granted: false;
@@ -54,6 +50,9 @@ export type AcquireReply =
       /** `multi`: the index in `names` of the member that was busy. */
       readonly busy?: number;
     };
+
+/** A grant without a fencing token: the answer of most granted acquires. */
+export const GRANTED: AcquireReply = { granted: true, fencingToken: undefined };
 
 /** A hold as the store knows it: enough to renew or release it. */
 export interface StoredHold extends LockTarget {
@@ -77,10 +76,12 @@ export interface NoticeListener {
 }
 
 /**
- * Where locks live: the seam between the engine (ownership, waiting, watchdog) and the wire.
- * Every method is one atomic step in the store. Failures reject with LockRedisError; its
- * `refused` is false when the request got no answer (retry may help), true when the store
- * refused it.
+ * Where locks live: the seam between the engine (ownership, waiting, watchdog) and the wire:
+ * the operations every store has. What only some primitives need (a fair queue's leave, a
+ * semaphore's count, the fast path) are capability ports (ports.ts). Every method is one
+ * atomic step in the store. A failed call rejects with the package's store error (errors.ts):
+ * `isConnectionError` tells a request that got no answer (retry may help) from one the store
+ * refused.
  */
 export interface LockStore {
   /** Takes the target for `request.owner` if free (or already its own: a resent attempt). */
@@ -93,29 +94,11 @@ export interface LockStore {
    */
   release(hold: StoredHold): Promise<number | null>;
   /**
-   * acquire(), its answer handed to `answered` (a failure to `failed`) in the step that reads it,
-   * never before acquireInto() returns: one promise and one microtask hop less on the path every
-   * lock call takes. Optional: without it the engine uses acquire().
-   */
-  acquireInto?(
-    request: AcquireRequest,
-    answered: (reply: AcquireReply) => void,
-    failed: (error: unknown) => void,
-  ): void;
-  /** release() as acquireInto() is acquire(). Optional likewise. */
-  releaseInto?(
-    hold: StoredHold,
-    answered: (listeners: number | null) => void,
-    failed: (error: unknown) => void,
-  ): void;
-  /**
    * Restores the lease of each hold still owned. Gets every hold due in a renewal period at
    * once and batches them as it sees fit. One result per hold: true (still held), false (lost;
    * for a group: any member), or the error of a call that got no answer.
    */
   renew(holds: readonly StoredHold[], leaseTime: number): Promise<(boolean | Error)[]>;
-  /** `fair`: takes a waiter that gives up out of the queue (the next one is told if due). */
-  leave(request: AcquireRequest): Promise<void>;
   /**
    * Frees the target whoever holds it and tells its waiters; true when it was held. A `lock`
    * target frees whatever lives under the name: a plain, fair (its queue too) or read-write
@@ -127,8 +110,6 @@ export interface LockStore {
    * Infinity when held without a lease.
    */
   remainingTtl(target: LockTarget): Promise<number | null>;
-  /** `permit`: how many more permits a caller with the target's limit could take now. */
-  available(target: LockTarget): Promise<number>;
   /**
    * The channel on which the store announces what a waiter for `target` waits for: releases
    * of the lock (one channel per name and kind), or, for a `fair` waiter, its own turn.
@@ -142,46 +123,7 @@ export interface LockStore {
   /**
    * Why the store cannot take a request now (its connection is down: the connection's last
    * error), or undefined when it can. Meanwhile every call fails at once with
-   * StoreUnreachableError, unsent. Optional: a store without it is always reachable.
+   * StoreUnreachableError (errors.ts), unsent. Optional: a store without it is always reachable.
    */
   unreachable?(): Error | undefined;
-}
-
-/**
- * A call not sent because the store could not be reached (see LockStore.unreachable): nothing
- * changed in the store. Its `cause` is the connection's error, e.g. `connect ECONNREFUSED`.
- */
-export class StoreUnreachableError extends LockRedisError {
-  constructor(key: string, operation: string, cause: Error) {
-    super(key, operation, cause, false);
-  }
-}
-
-/**
- * An acquire refused because fewer replicas than required acknowledged its grant within the
- * sync timeout; the store released the grant again, so the caller may try once more.
- */
-export class ReplicaSyncError extends LockRedisError {
-  constructor(
-    key: string,
-    /** Replicas that acknowledged the grant. */
-    readonly acknowledged: number,
-    /** Replicas required (`syncReplicas`). */
-    readonly required: number,
-    timeout: number,
-  ) {
-    super(
-      key,
-      'acquire',
-      new Error(
-        `${acknowledged} of the ${required} replicas required (syncReplicas) acknowledged the grant within ${timeout} ms, so it was released`,
-      ),
-      true,
-    );
-  }
-}
-
-/** Whether a store call failed without an answer (worth retrying) rather than being refused. */
-export function isConnectionError(error: unknown): boolean {
-  return error instanceof LockRedisError && !error.refused;
 }

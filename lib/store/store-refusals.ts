@@ -1,4 +1,5 @@
-import { LockKeyError, LockOptionsError } from '../errors';
+import { LockError, LockKeyError, LockOptionsError } from '../errors';
+import type { LockTarget } from './lock-store';
 
 /**
  * The error both stores give for a call on a name that holds another type of object: a lock
@@ -19,5 +20,15 @@ export function noReplicasError(): LockOptionsError {
   return new LockOptionsError(
     'syncReplicas',
     'the memory store has no replicas to acknowledge a write: use 0 (the default) with it.',
+  );
+}
+
+/**
+ * The error a store gives for a capability port's operation (ports.ts) on a target of a kind
+ * that has none (a `leave` of a plain lock, an `available` of a lock).
+ */
+export function unsupportedError(target: LockTarget, operation: string): LockError {
+  return new LockError(
+    `"${target.key}": ${operation}() is not an operation of a ${target.kind} hold.`,
   );
 }

@@ -6,8 +6,7 @@ import type {
   NoticeListener,
   StoredHold,
 } from '../../lib/store/lock-store';
-import { StoreUnreachableError } from '../../lib/store/lock-store';
-import { LockRedisError } from '../../lib/errors';
+import { LockRedisError, StoreUnreachableError } from '../../lib/errors';
 
 /** A lock in the fake store. */
 interface Entry {

@@ -15,7 +15,7 @@ const permit = () => {
     undefined,
     0,
   );
-  hold.shared = true;
+  expect(hold.shared).toBe(true); // a permit's kind is shared
   return hold;
 };
 

@@ -1,5 +1,5 @@
 import { UNLOCK_LATCH_TTL } from '../../lib/store';
-import { Latches } from '../../lib/stores/memory/latches';
+import { UnlockLatches } from '../../lib/stores/memory/unlock-latches';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date.
 jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
@@ -9,7 +9,7 @@ describe('memory store unlock latches', () => {
   afterEach(() => jest.useRealTimers());
 
   it('keeps each answer for the latch lifetime, then forgets it', () => {
-    const latches = new Latches();
+    const latches = new UnlockLatches();
     latches.set('a', 2);
     latches.set('b', null);
     expect(latches.get('a')).toBe(2);
@@ -25,7 +25,7 @@ describe('memory store unlock latches', () => {
   });
 
   it('expires in setting order across its queue compaction', () => {
-    const latches = new Latches();
+    const latches = new UnlockLatches();
     for (let i = 0; i < 5_000; i++) {
       latches.set(`old${i}`, i);
       jest.advanceTimersByTime(1);

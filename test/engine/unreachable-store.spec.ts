@@ -1,6 +1,5 @@
 import { LockEngine } from '../../lib/core/lock-engine';
-import { StoreUnreachableError } from '../../lib/store/lock-store';
-import { LockAcquireTimeoutError, LockRedisError } from '../../lib/errors';
+import { LockAcquireTimeoutError, LockRedisError, StoreUnreachableError } from '../../lib/errors';
 import { FakeStore } from './fake-store';
 
 // The engine's monotonic clock follows the fake timers.

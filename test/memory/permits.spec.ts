@@ -1,4 +1,5 @@
 import { LockKeyError } from '../../lib';
+import { kindOf } from '../../lib/core/kinds';
 import type { LockTarget } from '../../lib/store/lock-store';
 import {
   delivered,
@@ -29,18 +30,18 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
   afterEach(() => jest.useRealTimers());
 
   it('grants up to the limit, each grant shared (the next waiter tries), and counts what is available', () => {
+    // Shared is the kind's (its descriptor): the next waiter tries at once after each grant.
+    expect(kindOf('permit').shared).toBe(true);
     expect(store.available(semaphore())).toBe(2);
     expect(store.acquire(attempt('a:1'))).toEqual({
       granted: true,
       fencingToken: undefined,
-      shared: true,
     });
     expect(store.available(semaphore())).toBe(1);
     // The last permit too: the next waiter learns its own wait (its limit may be larger).
     expect(store.acquire(attempt('b:1'))).toEqual({
       granted: true,
       fencingToken: undefined,
-      shared: true,
     });
     expect(store.available(semaphore())).toBe(0);
     expect(store.acquire(attempt('c:1')).granted).toBe(false);
@@ -48,7 +49,7 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
     expect(store.acquire(attempt('a:1')).granted).toBe(true);
     expect(store.available(semaphore(3))).toBe(1);
     // Another caller's larger limit is its own.
-    expect(store.acquire(attempt('c:1', 1_000, 3))).toMatchObject({ granted: true, shared: true });
+    expect(store.acquire(attempt('c:1', 1_000, 3))).toMatchObject({ granted: true });
     expect(store.available(semaphore())).toBe(0);
   });
 

@@ -1,3 +1,4 @@
+import { kindOf } from '../../lib/core/kinds';
 import type { LockTarget } from '../../lib/store/lock-store';
 import {
   delivered,
@@ -25,14 +26,13 @@ describe('MemoryLockStore: read-write locks (read-*.lua, write-*.lua, rw-force-u
   afterEach(() => jest.useRealTimers());
 
   it('lets readers share the lock (shared grants) and keeps writers out until the last one leaves', () => {
+    expect([kindOf('read').shared, kindOf('write').shared]).toEqual([true, false]);
     expect(store.acquire(request('read', 'rw', 'a:1'))).toEqual({
       granted: true,
       fencingToken: undefined,
-      shared: true,
     });
     expect(store.acquire(request('read', 'rw', 'b:1'))).toMatchObject({
       granted: true,
-      shared: true,
     });
     expect(ttlOf(store.acquire(request('write', 'rw', 'w:1')))).toBeGreaterThan(4_900);
     expect(store.remainingTtl(read)).toBeGreaterThan(4_900);

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { LockSelfDeadlockError } from '../../errors';
 import type { LockHandle } from '../lock-handle';
 import type { LockTarget } from '../../store';
-import type { HoldFamily } from '../targets';
+import { kindOf } from '../kinds';
 import { GroupHandle } from './group-handle';
 import { LockEntry } from './lock-entry';
 import type { OwnerContext } from './owner-context';
@@ -59,13 +59,15 @@ export class ChainHandles {
    */
   private blocking(target: LockTarget): LockEntry | undefined {
     const handles = storage.getStore();
-    if (handles === undefined || handles.size === 0 || target.kind === 'permit') return undefined;
+    if (handles === undefined || handles.size === 0) return undefined;
+    const { waitsFor } = kindOf(target.kind);
+    if (waitsFor.length === 0) return undefined;
     const names = target.names ?? [target.name];
     for (const entry of handles) {
       if (
         entry.active &&
         names.includes(entry.name) &&
-        excludes(target, entry.family) &&
+        waitsFor.includes(entry.family) &&
         !this.context.find(entry.family, entry.name)
       ) {
         return entry;
@@ -73,9 +75,4 @@ export class ChainHandles {
     }
     return undefined;
   }
-}
-
-/** Whether a hold of `family` on one of its names excludes `target`: every hold, but a read for a read. */
-function excludes(target: LockTarget, family: HoldFamily): boolean {
-  return family !== 'permit' && !(family === 'read' && target.kind === 'read');
 }

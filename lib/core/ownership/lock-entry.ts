@@ -1,7 +1,8 @@
 import { LockNotHeldError } from '../../errors';
 import type { LockHandle } from '../lock-handle';
 import type { LockHold } from '../lock-hold';
-import { holdFamily, type HoldFamily } from '../targets';
+import { kindOf, PLAIN_KIND, type HoldFamily } from '../kinds';
+import type { LockMode } from '../options/lock-options';
 import { WaitList } from '../waiting/wait-list';
 
 /** Where an entry of a group's hold stands: its member key, and the group's shared release. */
@@ -47,7 +48,7 @@ export class LockEntry implements LockHandle {
     private readonly member: GroupMember | undefined = parent?.member,
   ) {
     this.depth = parent ? parent.depth + 1 : 1;
-    this.family = member ? 'lock' : holdFamily(hold.kind);
+    this.family = member ? PLAIN_KIND.family : kindOf(hold.kind).family;
     this.name = member?.name ?? hold.name;
     this.key = member?.key ?? hold.key;
   }
@@ -56,13 +57,12 @@ export class LockEntry implements LockHandle {
     return [this.key];
   }
 
-  get mode(): 'read' | 'write' | undefined {
-    const kind = this.hold.kind;
-    return kind === 'read' || kind === 'write' ? kind : undefined;
+  get mode(): LockMode | undefined {
+    return kindOf(this.hold.kind).mode;
   }
 
   get fair(): boolean {
-    return this.hold.kind === 'fair';
+    return kindOf(this.hold.kind).fair;
   }
 
   get signal(): AbortSignal {

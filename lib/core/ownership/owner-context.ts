@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { HoldFamily } from '../targets';
+import type { HoldFamily } from '../kinds';
 import type { LockEntry } from './lock-entry';
 
 /**

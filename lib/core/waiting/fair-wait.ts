@@ -3,7 +3,9 @@ import { now } from '../../time/clock';
 import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
 import type { ResolvedLockOptions } from '../options/lock-options';
-import { isConnectionError, type LockStore, type LockTarget } from '../../store';
+import { isConnectionError } from '../../errors';
+import { PLAIN_KIND } from '../kinds';
+import { requirePort, type LockStore, type LockTarget } from '../../store';
 import { DeadlineTimer } from '../../time/time-limit';
 import type { ChannelListener, LockWaiters } from './lock-waiters';
 
@@ -35,6 +37,7 @@ export async function takeFair(
   busy: Busy,
 ): Promise<LockHold | null> {
   const { calls, store, waiters } = driver;
+  const fairQueue = requirePort(store, 'fairQueue');
   const owner = calls.newOwner();
   const queue = opts.waitTime > 0;
   const extra = { owner, request: { queue, placeTimeout: driver.fairQueueTimeout } };
@@ -49,13 +52,14 @@ export async function takeFair(
   const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false, ...extra.request };
   // A first attempt that failed may still have queued the waiter: it leaves (best effort).
   const first = await attempt().catch(async (error: unknown) => {
-    if (queue) await store.leave(request).catch(() => undefined);
+    if (queue) await fairQueue.leave(request).catch(() => undefined);
     throw error;
   });
   if (typeof first !== 'number') return first;
   if (!queue) return null;
   const channel = store.channel(target, owner);
-  const plain = store.channel({ ...target, kind: 'lock' }, '');
+  // A fair waiter also wakes on releases of the plain lock of the name (a plain holder's).
+  const plain = store.channel({ ...target, kind: PLAIN_KIND.id }, '');
   const unsubscribe = (listener: ChannelListener) => {
     waiters.unlisten(channel, listener);
     return Promise.all([
@@ -66,7 +70,7 @@ export async function takeFair(
   const wait = new FairWait(
     {
       attempt,
-      leave: () => store.leave(request),
+      leave: () => fairQueue.leave(request),
       subscribe: (listener) => {
         waiters.listen(channel, listener);
         // A failed SUBSCRIBE leaves no listener behind (the acquire then fails with its error).

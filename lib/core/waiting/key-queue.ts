@@ -1,6 +1,6 @@
 import { now } from '../../time/clock';
 import type { LockHold } from '../lock-hold';
-import { isConnectionError } from '../../store';
+import { isConnectionError } from '../../errors';
 import { DeadlineTimer } from '../../time/time-limit';
 import { TurnPolicy } from './turn-policy';
 import { WaitList, type WaitTicket } from './wait-list';

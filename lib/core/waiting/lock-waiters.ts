@@ -1,7 +1,7 @@
 import { now } from '../../time/clock';
 import type { LockHold } from '../lock-hold';
 import type { LockStore, LockTarget } from '../../store';
-import { queueFamily, type QueueFamily } from '../targets';
+import { kindOf, type QueueFamily } from '../kinds';
 import { HANDOFF_HOLD_BACK, KeyQueue, type Attempt, type QueueHost } from './key-queue';
 
 /** Above this many hold-backs of names without a queue, the ended ones are swept out. */
@@ -76,7 +76,7 @@ export class LockWaiters {
    * within the linger time), or this process released it a moment ago with others listening.
    */
   has(target: LockTarget): boolean {
-    const family = queueFamily(target.kind);
+    const family = kindOf(target.kind).queue;
     if (this.queues[family].has(target.name)) return true;
     const holdBacks = this.holdBacks[family];
     const until = holdBacks.get(target.name);
@@ -96,7 +96,7 @@ export class LockWaiters {
     waitTime: number,
     signal: AbortSignal | undefined,
   ): Promise<LockHold | null> {
-    const family = queueFamily(target.kind);
+    const family = kindOf(target.kind).queue;
     const { name } = target;
     let queue = this.queues[family].get(name);
     if (queue === undefined) {
@@ -154,15 +154,14 @@ export class LockWaiters {
    * This process freed `target`; `listeners` processes were told. When other processes were
    * among them (this one's own subscription aside), the next local attempt holds back briefly,
    * so that the one its notice woke takes the lock first. A group counts for each member; a
-   * fair lock's release tells its queue's head only, so nothing is held back.
+   * kind whose release tells only the one whose turn it is (a fair lock) holds nothing back.
    */
   released(target: LockTarget, listeners: number): void {
-    if (target.kind === 'fair') return;
-    if (target.kind === 'multi') {
-      for (const name of target.names ?? []) this.releasedQueue('lock', name, listeners);
-      return;
-    }
-    this.releasedQueue(queueFamily(target.kind), target.name, listeners);
+    const kind = kindOf(target.kind);
+    if (!kind.holdBack) return;
+    const { names } = target;
+    if (names === undefined) this.releasedQueue(kind.queue, target.name, listeners);
+    else for (const name of names) this.releasedQueue(kind.queue, name, listeners);
   }
 
   private releasedQueue(family: QueueFamily, name: string, listeners: number): void {

@@ -1,5 +1,3 @@
-import type { LockTarget } from '../../store';
-
 /*
  * The channels of a MemoryLockStore, one family per lock layout as in Redis: names are quoted
  * (JSON) so that no name or owner can make one family's channel look like another's.
@@ -23,20 +21,4 @@ export function permitChannel(name: string): string {
 /** The turn of fair waiter `owner` in the queue of lock `name`. */
 export function fairWaiterChannel(name: string, owner: string): string {
   return `fair:${JSON.stringify(name)}:${JSON.stringify(owner)}`;
-}
-
-/** The channel a waiter `owner` for `target` listens on (see LockStore.channel). */
-export function channelOf(target: LockTarget, owner: string): string {
-  switch (target.kind) {
-    case 'lock':
-    case 'multi':
-      return lockChannel(target.name);
-    case 'fair':
-      return fairWaiterChannel(target.name, owner);
-    case 'read':
-    case 'write':
-      return readWriteChannel(target.name);
-    case 'permit':
-      return permitChannel(target.name);
-  }
 }

@@ -34,52 +34,52 @@ export interface ReadWriteLock extends Leased {
 }
 
 /** Whatever lives under a lock name: both kinds exclude each other (one hash in Redis). */
-export type LockEntry = ExclusiveLock | ReadWriteLock;
+export type LockRow = ExclusiveLock | ReadWriteLock;
 
 /**
  * The lock names of a MemoryLockStore (Redis' lock hashes): plain, fair, group-member and
- * read-write locks of one name share one entry, so they exclude each other as in Redis.
+ * read-write locks of one name share one row, so they exclude each other as in Redis.
  */
 export class LockTable {
-  private readonly entries = new Map<string, LockEntry>();
+  private readonly rows = new Map<string, LockRow>();
 
   /** The lock under `name` if within its lease (a lapsed one is deleted first). */
-  get(name: string): LockEntry | undefined {
-    const entry = this.entries.get(name);
-    if (entry !== undefined && entry.expiresAt <= now()) {
-      this.delete(name, entry);
+  get(name: string): LockRow | undefined {
+    const row = this.rows.get(name);
+    if (row !== undefined && row.expiresAt <= now()) {
+      this.delete(name, row);
       return undefined;
     }
-    return entry;
+    return row;
   }
 
-  /** Puts `entry` under the free `name`, with a lease of `leaseTime` ms. */
-  add(name: string, entry: LockEntry, leaseTime: number): void {
-    this.entries.set(name, entry);
-    this.leaseUntil(name, entry, now() + leaseTime);
+  /** Puts `row` under the free `name`, with a lease of `leaseTime` ms. */
+  add(name: string, row: LockRow, leaseTime: number): void {
+    this.rows.set(name, row);
+    this.leaseUntil(name, row, now() + leaseTime);
   }
 
   /** Sets the lock's lease to end `leaseTime` ms from now (Redis' PEXPIRE). */
-  lease(name: string, entry: LockEntry, leaseTime: number): void {
-    this.leaseUntil(name, entry, now() + leaseTime);
+  lease(name: string, row: LockRow, leaseTime: number): void {
+    this.leaseUntil(name, row, now() + leaseTime);
   }
 
   /** Sets the lock's lease to end at `expiresAt` (clock ms). */
-  leaseUntil(name: string, entry: LockEntry, expiresAt: number): void {
-    entry.expiresAt = expiresAt;
-    clearTimeout(entry.timer);
-    entry.timer = undefined;
+  leaseUntil(name: string, row: LockRow, expiresAt: number): void {
+    row.expiresAt = expiresAt;
+    clearTimeout(row.timer);
+    row.timer = undefined;
     const delay = expiresAt - now();
     if (delay > MAX_TIMER_DELAY) return; // past a timer's reach: checked when the lock is read
     // An expired lock is deleted without a notice, as Redis expires a key without a message.
-    entry.timer = setTimeout(() => this.delete(name, entry), Math.max(0, delay));
-    entry.timer.unref();
+    row.timer = setTimeout(() => this.delete(name, row), Math.max(0, delay));
+    row.timer.unref();
   }
 
   /** Deletes the lock (when it is still the one under `name`). */
-  delete(name: string, entry: LockEntry): void {
-    clearTimeout(entry.timer);
-    if (this.entries.get(name) === entry) this.entries.delete(name);
+  delete(name: string, row: LockRow): void {
+    clearTimeout(row.timer);
+    if (this.rows.get(name) === row) this.rows.delete(name);
   }
 }
 

@@ -2,12 +2,13 @@ import {
   noReplicasError,
   type AcquireReply,
   type AcquireRequest,
+  type FairQueuePort,
   type LockStore,
+  type PermitCountPort,
   type LockTarget,
   type NoticeListener,
   type StoredHold,
 } from '../../store';
-import { channelOf } from './channels';
 
 /** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */
 export interface MemoryLockTable {
@@ -18,6 +19,7 @@ export interface MemoryLockTable {
   forceUnlock(target: LockTarget): boolean;
   remainingTtl(target: LockTarget): number | null;
   available(target: LockTarget): number;
+  channel(target: LockTarget, owner: string): string;
   subscribe(client: MemoryStoreClient, channel: string): void;
   unsubscribe(client: MemoryStoreClient, channel: string): void;
 }
@@ -27,7 +29,7 @@ export interface MemoryLockTable {
  * own subscriptions and notice listener. Answers come asynchronously, notices after the call
  * that caused them has answered (as over a socket).
  */
-export class MemoryStoreClient implements LockStore {
+export class MemoryStoreClient implements LockStore, FairQueuePort, PermitCountPort {
   private readonly subscriptions = new Set<string>();
   private listener: NoticeListener | undefined;
 
@@ -65,7 +67,7 @@ export class MemoryStoreClient implements LockStore {
   }
 
   channel(target: LockTarget, owner: string): string {
-    return channelOf(target, owner);
+    return this.store.channel(target, owner);
   }
 
   subscribe(channel: string): Promise<void> {

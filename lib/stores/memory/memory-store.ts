@@ -1,4 +1,5 @@
 import {
+  unsupportedError,
   wrongKindError,
   type AcquireReply,
   type AcquireRequest,
@@ -6,16 +7,10 @@ import {
   type LockTarget,
   type StoredHold,
 } from '../../store';
-import { lockChannel, readWriteChannel } from './channels';
-import { PlainLocks } from './exclusive-locks';
-import { FairLocks } from './fair-locks';
-import type { HoldKindStore } from './hold-kind';
-import { Latches } from './latches';
+import { memoryKinds, membersOf, type MemoryKind } from './kinds';
 import { LockTable } from './lock-table';
 import { MemoryStoreClient, type MemoryLockTable } from './memory-store-client';
-import { membersOf, MultiLocks } from './multi-locks';
-import { Semaphores } from './permits';
-import { ReadWriteLocks } from './read-write-locks';
+import { UnlockLatches } from './unlock-latches';
 
 /**
  * Locks in this process's memory, for tests and single-process development: the same
@@ -31,25 +26,14 @@ export class MemoryLockStore implements MemoryLockTable {
 
   /** Lock names: plain, fair, group-member and read-write locks of a name exclude each other. */
   private readonly table = new LockTable();
-  private readonly fair: FairLocks;
-  private readonly semaphores: Semaphores;
-  private readonly kinds: Record<HoldKind, HoldKindStore>;
+  /** The memory side of each kind of hold (kinds/), by id. */
+  private readonly kinds: { readonly [K in HoldKind]: MemoryKind };
   /** The answers of recent releases, for a release sent again. */
-  private readonly latches = new Latches();
+  private readonly latches = new UnlockLatches();
   private readonly subscribers = new Map<string, Set<MemoryStoreClient>>();
 
   constructor() {
-    const publish = (channel: string) => this.publish(channel);
-    this.fair = new FairLocks(this.table, publish);
-    this.semaphores = new Semaphores(publish);
-    this.kinds = {
-      lock: new PlainLocks(this.table, publish),
-      fair: this.fair,
-      read: new ReadWriteLocks('read', this.table, publish),
-      write: new ReadWriteLocks('write', this.table, publish),
-      multi: new MultiLocks(this.table, publish),
-      permit: this.semaphores,
-    };
+    this.kinds = memoryKinds(this.table, (channel) => this.publish(channel));
   }
 
   /** A connection to this store for one LockService (its own notices and subscriptions). */
@@ -59,8 +43,7 @@ export class MemoryLockStore implements MemoryLockTable {
 
   /** Takes the target for the request's owner if free; a resent acquire of the holder renews it. */
   acquire(request: AcquireRequest): AcquireReply {
-    this.assertKind(request);
-    return this.kinds[request.kind].acquire(request);
+    return this.checked(request).acquire(request);
   }
 
   /**
@@ -81,9 +64,11 @@ export class MemoryLockStore implements MemoryLockTable {
     return holds.map((hold) => this.kinds[hold.kind].renew(hold, leaseTime));
   }
 
-  /** Takes a fair waiter that gives up out of its queue (the next one is told if due). */
+  /** FairQueuePort: takes a fair waiter that gives up out of its queue. */
   leave(request: AcquireRequest): void {
-    this.fair.leave(request.name, request.owner);
+    const kind = this.kinds[request.kind];
+    if (kind.leave === undefined) throw unsupportedError(request, 'leave');
+    kind.leave(request);
   }
 
   /**
@@ -92,42 +77,34 @@ export class MemoryLockStore implements MemoryLockTable {
    * member's for a group): an exclusive lock with its fair queue, or a read-write lock.
    */
   forceUnlock(target: LockTarget): boolean {
-    this.assertKind(target);
-    if (target.kind === 'permit') return this.semaphores.revoke(target.name);
-    let freed = false;
-    for (const name of membersOf(target)) {
-      const entry = this.table.get(name);
-      this.fair.clear(name);
-      if (entry === undefined) continue;
-      this.table.delete(name, entry);
-      this.publish(entry.type === 'rw' ? readWriteChannel(name) : lockChannel(name));
-      freed = true;
-    }
-    return freed;
+    return this.checked(target).forceUnlock(target);
   }
 
   /** The remaining lease in ms, or null when the target is free (see LockStore.remainingTtl). */
   remainingTtl(target: LockTarget): number | null {
-    this.assertKind(target);
-    return this.kinds[target.kind].remainingTtl(target);
+    return this.checked(target).remainingTtl(target);
   }
 
-  /** How many more permits a caller with the target's limit could take now. */
+  /** PermitCountPort: how many more permits a caller with the target's limit could take now. */
   available(target: LockTarget): number {
-    this.assertKind(target);
-    return this.semaphores.available(target);
+    const kind = this.checked(target);
+    if (kind.available === undefined) throw unsupportedError(target, 'available');
+    return kind.available(target);
+  }
+
+  /** See LockStore.channel. */
+  channel(target: LockTarget, owner: string): string {
+    return this.kinds[target.kind].channel(target, owner);
   }
 
   /**
-   * Refuses a call on a name that holds the other family (a lock on a semaphore's name, a
-   * semaphore on a held lock's), as Redis answers WRONGTYPE: throws wrongKindError.
+   * The target's kind, unless its name holds another type of object (a lock on a semaphore's
+   * name, a semaphore on a held lock's): then wrongKindError, as Redis answers WRONGTYPE.
    */
-  private assertKind(target: LockTarget): void {
-    const clash =
-      target.kind === 'permit'
-        ? this.table.get(target.name) !== undefined
-        : membersOf(target).some((name) => this.semaphores.has(name));
-    if (clash) throw wrongKindError(target.key);
+  private checked(target: LockTarget): MemoryKind {
+    const kind = this.kinds[target.kind];
+    if (kind.clashes(target)) throw wrongKindError(target.key);
+    return kind;
   }
 
   /** Starts sending the messages of `channel` to `client`. */

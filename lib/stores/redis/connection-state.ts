@@ -1,4 +1,4 @@
-import { StoreUnreachableError } from '../../store';
+import { StoreUnreachableError } from '../../errors';
 import type { RedisConnection } from './client/redis-client';
 import { redisError } from './replies';
 

@@ -1,6 +1,6 @@
 import type { NoticeListener } from '../../store';
 import { TIMED_OUT, within } from '../../time/time-limit';
-import type { PublishCommand } from './kinds/redis-kind';
+import type { PublishCommand } from './scripts/script-definition';
 import { ready, type RedisConnections, type SubscriberConnection } from './client';
 
 /** How long a SUBSCRIBE waits for the pub/sub connection to be ready, ms (Redisson's default). */

@@ -1,5 +1,3 @@
-import type { HoldKind } from '../../store';
-
 /**
  * Redisson's names for the keys and channel that go with a lock, so that a Java service using
  * Redisson and this library exclude each other on the same lock name.
@@ -81,22 +79,12 @@ export function semaphoreChannelName(name: string): string {
   return auxName('redisson_sc', name);
 }
 
-/** A digit per kind in release request ids: a downgraded owner's read and write releases differ. */
-const KIND_DIGIT: Record<HoldKind, string> = {
-  lock: '0',
-  fair: '1',
-  read: '2',
-  write: '3',
-  multi: '4',
-  permit: '5',
-};
-
 /**
  * A release request id of 32 hex digits, as Redisson's: the store's random `prefix` (16 hex
- * digits), the owner's number and a digit for the kind (a downgraded owner releases a read and a
- * write hold).
+ * digits), the owner's number and its kind's digit (RedisKind.requestDigit: a downgraded owner
+ * releases a read and a write hold).
  */
-export function releaseRequestId(prefix: string, owner: string, kind: HoldKind): string {
+export function releaseRequestId(prefix: string, owner: string, kindDigit: string): string {
   const seq = owner.slice(owner.lastIndexOf(':') + 1);
-  return prefix + seq.padStart(15, '0') + KIND_DIGIT[kind];
+  return prefix + seq.padStart(15, '0') + kindDigit;
 }

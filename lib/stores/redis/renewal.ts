@@ -1,26 +1,21 @@
-import type { StoredHold } from '../../store';
 import type { ClusterClient, RedisClient, ScriptRunner } from './client';
 import { keySlot } from './key-slot';
-import { LockScripts } from './lock-scripts';
-import { permitsName, readLeaseKey } from './redis-names';
+import {
+  isPermitEntry,
+  RENEW_ALL,
+  RENEW_NODE,
+  SEMAPHORE_RENEW,
+  type RenewEntry as Entry,
+} from './scripts/renew';
+import { runScript } from './scripts/script-definition';
 
 /** Most entries renewed by one script call (Redisson batches 100 per call as well). */
 export const RENEW_CALL_SIZE = 100;
 
-/** One hash to renew for one owner: what renew-all.lua and renew-node.lua take per hold. */
-interface Entry {
-  /** 'l' exclusive, 'w' write hold, 'r' read hold; 'p' a permit (semaphore-renew.lua). */
-  readonly kind: 'l' | 'w' | 'r' | 'p';
-  /** The hash (for 'p': the permits zset), then for 'r' the hold's lease key. */
-  readonly keys: readonly string[];
-  readonly owner: string;
-  /** The index of the hold it belongs to. */
-  readonly hold: number;
-}
-
 /**
- * Renews holds of every kind, RENEW_CALL_SIZE entries per script call, all calls written at
- * once: a multi-lock renews each member, a read hold its hash and lease key. On one server:
+ * Renews the `entries` of `count` holds (each kind says which entries its holds have: a
+ * multi-lock each member, a read hold its hash and lease key), RENEW_CALL_SIZE entries per
+ * script call, all calls written at once. On one server:
  * renew-all.lua for locks, semaphore-renew.lua for permits. On a Cluster, locks are grouped by
  * the master that serves their slot (the client's slot table) and renewed with renew-node.lua (keys
  * in ARGV: declared keys of different slots are refused with CROSSSLOT), one round trip and
@@ -34,10 +29,11 @@ interface Entry {
  */
 export async function renewHolds(
   client: RedisClient,
-  holds: readonly StoredHold[],
+  count: number,
+  entries: readonly Entry[],
   leaseTime: number,
 ): Promise<(boolean | Error)[]> {
-  const results: (boolean | Error)[] = holds.map(() => true);
+  const results: (boolean | Error)[] = new Array<boolean | Error>(count).fill(true);
   const note = (entry: Entry, result: boolean | Error) => {
     const current = results[entry.hold];
     // A loss outweighs an unanswered call, which outweighs a confirmation.
@@ -46,9 +42,7 @@ export async function renewHolds(
   };
   const locks: Entry[] = [];
   const permits: Entry[] = [];
-  holds.forEach((hold, index) => {
-    for (const entry of entriesOf(hold, index)) (entry.kind === 'p' ? permits : locks).push(entry);
-  });
+  for (const entry of entries) (isPermitEntry(entry) ? permits : locks).push(entry);
   const calls: Promise<void>[] = client.isCluster
     ? [renewOnMasters(client, [...locks, ...permits], leaseTime, note)]
     : [
@@ -57,27 +51,6 @@ export async function renewHolds(
       ];
   await Promise.all(calls);
   return results;
-}
-
-function entriesOf(hold: StoredHold, index: number): Entry[] {
-  const { owner } = hold;
-  switch (hold.kind) {
-    case 'multi':
-      return (hold.names ?? [hold.name]).map((name) => ({
-        kind: 'l',
-        keys: [name],
-        owner,
-        hold: index,
-      }));
-    case 'read':
-      return [{ kind: 'r', keys: [hold.name, readLeaseKey(hold.name, owner)], owner, hold: index }];
-    case 'write':
-      return [{ kind: 'w', keys: [hold.name], owner, hold: index }];
-    case 'permit':
-      return [{ kind: 'p', keys: [permitsName(hold.name)], owner, hold: index }];
-    default:
-      return [{ kind: 'l', keys: [hold.name], owner, hold: index }];
-  }
 }
 
 function chunks(entries: readonly Entry[]): Entry[][] {
@@ -96,10 +69,8 @@ function renewLocks(
   leaseTime: number,
   note: Note,
 ): Promise<void> {
-  const keys = chunk.flatMap((entry) => entry.keys);
-  const args = [leaseTime, chunk.map((entry) => entry.kind).join(''), ...chunk.map((e) => e.owner)];
-  return LockScripts.renew.run(client, keys.length, ...keys, ...args).then(
-    (reply) => chunk.forEach((entry, j) => note(entry, Number((reply as unknown[])[j]) === 1)),
+  return runScript(client, RENEW_ALL, chunk, leaseTime).then(
+    (renewed) => chunk.forEach((entry, j) => note(entry, renewed[j] === 1)),
     (error: unknown) => chunk.forEach((entry) => note(entry, asError(error))),
   );
 }
@@ -110,13 +81,10 @@ function renewPermits(
   leaseTime: number,
   note: Note,
 ): Promise<void> {
-  const keys = chunk.map((entry) => entry.keys[0]);
-  return LockScripts.semaphoreRenew
-    .run(client, keys.length, ...keys, leaseTime, ...chunk.map((entry) => entry.owner))
-    .then(
-      (reply) => chunk.forEach((entry, j) => note(entry, Number((reply as unknown[])[j]) === 1)),
-      (error: unknown) => chunk.forEach((entry) => note(entry, asError(error))),
-    );
+  return runScript(client, SEMAPHORE_RENEW, chunk, leaseTime).then(
+    (renewed) => chunk.forEach((entry, j) => note(entry, renewed[j] === 1)),
+    (error: unknown) => chunk.forEach((entry) => note(entry, asError(error))),
+  );
 }
 
 /**
@@ -143,13 +111,11 @@ async function renewOnMasters(
   const calls: Promise<void>[] = [];
   for (const [master, group] of byMaster) {
     for (const chunk of chunks(group)) {
-      const args: (string | number)[] = [leaseTime, chunk.map((entry) => entry.kind).join('')];
-      for (const entry of chunk) args.push(entry.keys[0], entry.owner, ...entry.keys.slice(1));
       calls.push(
-        LockScripts.renewOnNode.run(master!, 0, ...args).then(
-          (reply) =>
+        runScript(master!, RENEW_NODE, chunk, leaseTime).then(
+          (renewed) =>
             chunk.forEach((entry, j) => {
-              const value = Number((reply as unknown[])[j]);
+              const value = renewed[j];
               if (value === 2) elsewhere.push(entry);
               else note(entry, value === 1);
             }),
@@ -162,7 +128,10 @@ async function renewOnMasters(
   // Through the Cluster client (KEYS of one slot, so it follows MOVED and ASK), per slot.
   await Promise.all(
     bySlot(elsewhere).flatMap((group) => {
-      const [permits, locks] = [group.filter(isPermit), group.filter((e) => !isPermit(e))];
+      const [permits, locks] = [
+        group.filter(isPermitEntry),
+        group.filter((e) => !isPermitEntry(e)),
+      ];
       return [
         ...chunks(locks).map((chunk) => renewLocks(cluster, chunk, leaseTime, note)),
         ...chunks(permits).map((chunk) => renewPermits(cluster, chunk, leaseTime, note)),
@@ -170,8 +139,6 @@ async function renewOnMasters(
     }),
   );
 }
-
-const isPermit = (entry: Entry) => entry.kind === 'p';
 
 function bySlot(entries: readonly Entry[]): Entry[][] {
   const groups = new Map<number, Entry[]>();

@@ -1,74 +1,56 @@
-import {
-  UNLOCK_LATCH_TTL,
-  type AcquireRequest,
-  type LockTarget,
-  type StoredHold,
-} from '../../../store';
-import { LockScripts } from '../lock-scripts';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../../store';
 import { permitsName, semaphoreChannelName } from '../redis-names';
 import {
-  callWithChannel,
-  listenersOrNull,
-  type PublishCommand,
-  type RedisKind,
-  type ScriptCall,
-} from './redis-kind';
+  SEMAPHORE_ACQUIRE,
+  SEMAPHORE_AVAILABLE,
+  SEMAPHORE_FORCE_UNLOCK,
+  SEMAPHORE_RELEASE,
+} from '../scripts/permit';
+import type { RenewEntry } from '../scripts/renew';
+import { scriptCall, type PublishCommand, type ScriptCall } from '../scripts/script-definition';
+import { ScriptKind } from './redis-kind';
 
-const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
+/**
+ * Leased permits of a semaphore (Redisson's RPermitExpirableSemaphore layout: a counter under
+ * the name, a zset of permits by lease end): semaphore-*.lua. Another object than a lock of
+ * the name (WRONGTYPE between them).
+ */
+export class PermitKind extends ScriptKind {
+  readonly requestDigit = '5';
 
-/** Leased permits of a semaphore (Redisson's RPermitExpirableSemaphore layout). */
-export const permitKind: RedisKind = {
-  shardable: true,
-  acquire: (request: AcquireRequest) => ({
-    script: LockScripts.semaphoreAcquire,
-    numKeys: 2,
-    keysAndArgs: [
-      request.name,
-      permitsName(request.name),
-      request.leaseTime,
-      request.owner,
-      limit(request),
-    ],
-  }),
-  acquired: (reply) => {
-    const value = Number(reply);
-    // Shared: the next waiter tries at once and learns its own wait (its limit may differ).
-    if (value >= 0) return GRANTED_SHARED;
-    return { granted: false, ttl: value === -1 ? Infinity : -2 - value };
-  },
-  release: (hold: StoredHold, latch: string, publish) =>
-    callWithChannel(
-      LockScripts.semaphoreRelease,
-      [hold.name, permitsName(hold.name), latch],
-      semaphoreChannelName(hold.name),
-      publish,
-      [hold.owner, UNLOCK_LATCH_TTL, limit(hold), publish],
-    ),
-  released: listenersOrNull,
-  channel: (target) => semaphoreChannelName(target.name),
-};
+  protected acquireCall(request: AcquireRequest): ScriptCall<AcquireReply> {
+    return scriptCall(SEMAPHORE_ACQUIRE, request, 'publish');
+  }
 
-/** Counts the permits a caller with the target's limit could take. */
-export function permitsAvailable(target: LockTarget): ScriptCall {
-  return {
-    script: LockScripts.semaphoreAvailable,
-    numKeys: 2,
-    keysAndArgs: [target.name, permitsName(target.name), limit(target)],
-  };
-}
+  protected releaseCall(
+    hold: StoredHold,
+    latch: string,
+    publish: PublishCommand,
+  ): ScriptCall<number | null> {
+    return scriptCall(SEMAPHORE_RELEASE, hold, latch, publish);
+  }
 
-/** Revokes every permit of the semaphore. */
-export function permitsForceUnlock(target: LockTarget, publish: PublishCommand): ScriptCall {
-  return callWithChannel(
-    LockScripts.semaphoreForceUnlock,
-    [target.name, permitsName(target.name)],
-    semaphoreChannelName(target.name),
-    publish,
-    [limit(target), publish],
-  );
-}
+  /** 'p': the permits zset (semaphore-renew.lua). */
+  override renewEntries(hold: StoredHold, index: number, out: RenewEntry[]): void {
+    out.push({ letter: 'p', keys: [permitsName(hold.name)], owner: hold.owner, hold: index });
+  }
 
-function limit(target: LockTarget): number {
-  if (target.permits === undefined) throw new Error(`semaphore "${target.key}" without a limit`);
-  return target.permits;
+  /** Revokes every permit (semaphore-force-unlock.lua). */
+  override async forceUnlock(target: LockTarget): Promise<boolean> {
+    const publish = await this.host.publish();
+    const call = scriptCall(SEMAPHORE_FORCE_UNLOCK, target, publish);
+    const [reply] = await this.host.run(call, 0);
+    return call.decode(reply);
+  }
+
+  /** PermitCountPort: the permits a caller with the target's limit could take now. */
+  async available(target: LockTarget): Promise<number> {
+    const call = scriptCall(SEMAPHORE_AVAILABLE, target);
+    const [reply] = await this.host.run(call, 0);
+    return call.decode(reply);
+  }
+
+  channel(target: LockTarget): string {
+    return semaphoreChannelName(target.name);
+  }
 }

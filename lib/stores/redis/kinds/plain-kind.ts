@@ -1,90 +1,73 @@
-import { UNLOCK_LATCH_TTL, type AcquireRequest, type StoredHold } from '../../../store';
-import type { ScriptClient } from '../lua-script';
-import { LockScripts } from '../lock-scripts';
-import { acquireReply, releaseReply } from '../replies';
-import { channelName, tokenKey, unlockLatchKey } from '../redis-names';
-import type { RedisKind } from './redis-kind';
-
-/** Plain reentrant locks (Redisson's RLock; with fencing, RFencedLock). */
-export const plainKind: RedisKind = {
-  shardable: true,
-  acquire: (request: AcquireRequest) =>
-    request.fencing
-      ? {
-          script: LockScripts.acquireFenced,
-          numKeys: 2,
-          keysAndArgs: [request.name, tokenKey(request.name), request.leaseTime, request.owner],
-        }
-      : {
-          script: LockScripts.acquire,
-          numKeys: 1,
-          keysAndArgs: [request.name, request.leaseTime, request.owner],
-        },
-  acquired: acquireReply,
-  release: (hold: StoredHold, latch: string, publish) => {
-    // The channel is a key only for SPUBLISH (see release.lua).
-    const channel = channelName(hold.name);
-    const sharded = publish === 'spublish';
-    return {
-      script: LockScripts.release,
-      numKeys: sharded ? 3 : 2,
-      keysAndArgs: sharded
-        ? [hold.name, latch, channel, hold.owner, UNLOCK_LATCH_TTL, publish]
-        : [hold.name, latch, hold.owner, UNLOCK_LATCH_TTL, publish, channel],
-    };
-  },
-  released: releaseReply,
-  channel: (target) => channelName(target.name),
-};
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../../store';
+import { channelName, unlockLatchKey } from '../redis-names';
+import { failure } from '../replies';
+import { ACQUIRE, ACQUIRE_FENCED, decodeAcquire, RELEASE } from '../scripts/plain';
+import {
+  callLaid,
+  decodeRelease,
+  layoutBuffer,
+  scriptCall,
+  type PublishCommand,
+  type ScriptCall,
+} from '../scripts/script-definition';
+import { ScriptKind, type DirectCalls } from './redis-kind';
 
 /**
- * A plain lock's acquire as one script call with its arguments spelled out (no ScriptCall built):
- * the path every lock call takes. `onReply` and `onError` run in the step that reads the answer.
+ * Plain reentrant locks (Redisson's RLock; with fencing, RFencedLock): acquire.lua (or
+ * acquire-fenced.lua) and release.lua. The only kind with a fast path: every lock call takes it.
  */
-export function acquirePlain<T>(
-  client: ScriptClient,
-  request: AcquireRequest,
-  onReply: (reply: unknown) => T,
-  onError: (error: unknown) => T,
-): Promise<T> {
-  const { name, owner, leaseTime } = request;
-  if (!request.fencing) {
-    return LockScripts.acquire.call(client, onReply, onError, 1, name, leaseTime, owner);
+export class PlainKind extends ScriptKind implements DirectCalls {
+  readonly requestDigit = '0';
+  override readonly direct: DirectCalls = this;
+  readonly decodeAcquire = decodeAcquire;
+  readonly decodeRelease = decodeRelease;
+
+  protected acquireCall(request: AcquireRequest): ScriptCall<AcquireReply> {
+    return scriptCall(request.fencing ? ACQUIRE_FENCED : ACQUIRE, request, 'publish');
   }
-  return LockScripts.acquireFenced.call(
-    client,
-    onReply,
-    onError,
-    2,
-    name,
-    tokenKey(name),
-    leaseTime,
-    owner,
-  );
-}
 
-/**
- * A plain lock's release with classic PUBLISH, as acquirePlain() is its acquire (`requestId`:
- * the release request's id, which names its unlock latch).
- */
-export function releasePlain<T>(
-  client: ScriptClient,
-  hold: StoredHold,
-  requestId: string,
-  onReply: (reply: unknown) => T,
-  onError: (error: unknown) => T,
-): Promise<T> {
-  const { name, owner } = hold;
-  return LockScripts.release.call(
-    client,
-    onReply,
-    onError,
-    2,
-    name,
-    unlockLatchKey(name, requestId),
-    owner,
-    UNLOCK_LATCH_TTL,
-    'publish',
-    channelName(name),
-  );
+  protected releaseCall(
+    hold: StoredHold,
+    latch: string,
+    publish: PublishCommand,
+  ): ScriptCall<number | null> {
+    return scriptCall(RELEASE, hold, latch, publish);
+  }
+
+  /** Unsynced: the fast path's one script call. */
+  override acquire(request: AcquireRequest, replicas: number): Promise<AcquireReply> {
+    if (replicas > 0) return super.acquire(request, replicas);
+    return this.acquireNow(request, decodeAcquire, failure(request.key, 'acquire'));
+  }
+
+  /** Unsynced on classic pub/sub: the fast path's one script call. */
+  override release(hold: StoredHold, requestId: string, replicas: number): Promise<number | null> {
+    if (replicas > 0 || !this.host.classicKnown()) return super.release(hold, requestId, replicas);
+    return this.releaseNow(hold, requestId, decodeRelease, failure(hold.key, 'release'));
+  }
+
+  acquireNow<T>(
+    request: AcquireRequest,
+    onReply: (reply: unknown) => T,
+    onError: (error: unknown) => T,
+  ): Promise<T> {
+    const script = request.fencing ? ACQUIRE_FENCED : ACQUIRE;
+    const numKeys = script.layout(layoutBuffer(), request, 'publish');
+    return callLaid(this.host.client, script.script, numKeys, onReply, onError);
+  }
+
+  releaseNow<T>(
+    hold: StoredHold,
+    requestId: string,
+    onReply: (reply: unknown) => T,
+    onError: (error: unknown) => T,
+  ): Promise<T> {
+    const latch = unlockLatchKey(hold.name, requestId);
+    const numKeys = RELEASE.layout(layoutBuffer(), hold, latch, 'publish');
+    return callLaid(this.host.client, RELEASE.script, numKeys, onReply, onError);
+  }
+
+  channel(target: LockTarget): string {
+    return channelName(target.name);
+  }
 }

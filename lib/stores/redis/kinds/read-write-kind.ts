@@ -1,55 +1,79 @@
-import { UNLOCK_LATCH_TTL, type AcquireRequest, type StoredHold } from '../../../store';
-import { LockScripts } from '../lock-scripts';
-import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
-import { callWithChannel, listenersOrNull, refusedTtl, type RedisKind } from './redis-kind';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../../store';
+import { readLeaseKey, rwChannelName } from '../redis-names';
+import { READ_ACQUIRE, READ_RELEASE, WRITE_ACQUIRE, WRITE_RELEASE } from '../scripts/read-write';
+import type { RenewEntry } from '../scripts/renew';
+import { scriptCall, type PublishCommand, type ScriptCall } from '../scripts/script-definition';
+import { hashTtl, ScriptKind } from './redis-kind';
 
-const GRANTED_SHARED = { granted: true, fencingToken: undefined, shared: true } as const;
-const GRANTED = { granted: true, fencingToken: undefined } as const;
+/*
+ * The two modes of a read-write lock (Redisson's RReadWriteLock): one hash with a 'mode' field,
+ * one channel; each mode is a kind of hold with its own scripts and renew entry.
+ */
 
-/** Read holds of a read-write lock (Redisson's RReadWriteLock.readLock()): shared. */
-export const readKind: RedisKind = {
-  shardable: true,
-  acquire: (request: AcquireRequest) => ({
-    script: LockScripts.readAcquire,
-    numKeys: 2,
-    keysAndArgs: [
-      request.name,
-      readLeaseKey(request.name, request.owner),
-      request.leaseTime,
-      request.owner,
-    ],
-  }),
-  acquired: (reply) => (Number(reply) === 0 ? GRANTED_SHARED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string, publish) =>
-    callWithChannel(
-      LockScripts.readRelease,
-      [hold.name, readLeaseKey(hold.name, hold.owner), latch],
-      rwChannelName(hold.name),
-      publish,
-      [hold.owner, UNLOCK_LATCH_TTL, readLeasePrefix(hold.name), publish],
-    ),
-  // -1: this read hold ended while others still hold the lock (nobody was told).
-  released: listenersOrNull,
-  channel: (target) => rwChannelName(target.name),
-};
+/** What both modes share: the lock's hash and channel. */
+abstract class ModeKind extends ScriptKind {
+  /** The hash's 'mode' while held in this mode. */
+  protected abstract readonly mode: string;
 
-/** The write hold of a read-write lock (Redisson's RReadWriteLock.writeLock()): exclusive. */
-export const writeKind: RedisKind = {
-  shardable: true,
-  acquire: (request: AcquireRequest) => ({
-    script: LockScripts.writeAcquire,
-    numKeys: 1,
-    keysAndArgs: [request.name, request.leaseTime, request.owner],
-  }),
-  acquired: (reply) => (Number(reply) === 0 ? GRANTED : refusedTtl(Number(reply))),
-  release: (hold: StoredHold, latch: string, publish) =>
-    callWithChannel(
-      LockScripts.writeRelease,
-      [hold.name, latch],
-      rwChannelName(hold.name),
-      publish,
-      [hold.owner, UNLOCK_LATCH_TTL, publish],
-    ),
-  released: listenersOrNull,
-  channel: (target) => rwChannelName(target.name),
-};
+  /** The lock's remaining lease while held in this mode, else null. */
+  override async remainingTtl(target: LockTarget): Promise<number | null> {
+    const { client } = this.host;
+    if ((await client.hget(target.name, 'mode')) !== this.mode) return null;
+    return hashTtl(client, target.name);
+  }
+
+  channel(target: LockTarget): string {
+    return rwChannelName(target.name);
+  }
+}
+
+/**
+ * Read holds (RReadWriteLock.readLock()): shared, each with its own lease key. A read inside the
+ * chain's write reuses the write's owner id (a downgrade), so a late grant is not freed.
+ */
+export class ReadKind extends ModeKind {
+  readonly requestDigit = '2';
+  protected readonly mode = 'read';
+  override readonly freeLateGrant = false;
+
+  protected acquireCall(request: AcquireRequest): ScriptCall<AcquireReply> {
+    return scriptCall(READ_ACQUIRE, request, 'publish');
+  }
+
+  protected releaseCall(
+    hold: StoredHold,
+    latch: string,
+    publish: PublishCommand,
+  ): ScriptCall<number | null> {
+    return scriptCall(READ_RELEASE, hold, latch, publish);
+  }
+
+  /** 'r': the hash and the hold's lease key. */
+  override renewEntries(hold: StoredHold, index: number, out: RenewEntry[]): void {
+    const keys = [hold.name, readLeaseKey(hold.name, hold.owner)];
+    out.push({ letter: 'r', keys, owner: hold.owner, hold: index });
+  }
+}
+
+/** The write hold (RReadWriteLock.writeLock()): exclusive. */
+export class WriteKind extends ModeKind {
+  readonly requestDigit = '3';
+  protected readonly mode = 'write';
+
+  protected acquireCall(request: AcquireRequest): ScriptCall<AcquireReply> {
+    return scriptCall(WRITE_ACQUIRE, request, 'publish');
+  }
+
+  protected releaseCall(
+    hold: StoredHold,
+    latch: string,
+    publish: PublishCommand,
+  ): ScriptCall<number | null> {
+    return scriptCall(WRITE_RELEASE, hold, latch, publish);
+  }
+
+  /** 'w': the hash (its lease never lowered below a downgraded owner's read lease). */
+  override renewEntries(hold: StoredHold, index: number, out: RenewEntry[]): void {
+    out.push({ letter: 'w', keys: [hold.name], owner: hold.owner, hold: index });
+  }
+}

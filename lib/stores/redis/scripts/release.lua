@@ -10,7 +10,8 @@
 -- ARGV[3]  'spublish' (sharded pub/sub: Redis Cluster with Redis >= 7, as Redisson in cluster
 --          mode) or 'publish'
 -- ARGV[4]  with 'publish': the release channel, not declared as a key (ACL key patterns then
---          need not cover it, only channel patterns)
+--          need not cover it, only channel patterns); '' with 'spublish' (as the other release
+--          scripts take their channel: scripts/script-definition.ts, channelKey)
 --
 -- Returns, when the lock was freed, how many clients received the '0' published on its channel
 -- (the processes waiting for it: they wake and try); nil when the owner field is absent: the

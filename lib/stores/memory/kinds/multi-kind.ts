@@ -1,41 +1,37 @@
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
-import { lockChannel } from './channels';
+import {
+  GRANTED,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockTarget,
+  type StoredHold,
+} from '../../../store';
+import { lockChannel } from '../channels';
+import { remaining } from '../lock-table';
+import { LockKind, membersOf } from './memory-kind';
 import {
   freeExclusive,
   holdsExclusive,
   lockTtl,
   renewExclusive,
   takeExclusive,
-} from './exclusive-locks';
-import { GRANTED, type HoldKindStore, type Publish } from './hold-kind';
-import { remaining, type LockTable } from './lock-table';
-
-/** A group's member names (a target without `names` is a group of one). */
-export function membersOf(target: LockTarget): readonly string[] {
-  return target.names ?? [target.name];
-}
+} from './plain-kind';
 
 /**
  * Groups of locks taken together (multi-acquire.lua, multi-release.lua): all or none, each
  * member an ordinary plain lock of the owner, its release announced on its own lock channel.
  */
-export class MultiLocks implements HoldKindStore {
-  constructor(
-    private readonly table: LockTable,
-    private readonly publish: Publish,
-  ) {}
-
+export class MultiKind extends LockKind {
   /** Takes every member, or none: refused with the first busy member's index and lease. */
   acquire(request: AcquireRequest): AcquireReply {
     const { owner } = request;
     const names = membersOf(request);
     for (let busy = 0; busy < names.length; busy++) {
-      const entry = this.table.get(names[busy]);
-      if (entry !== undefined && !holdsExclusive(entry, owner)) {
-        return { granted: false, ttl: remaining(entry.expiresAt), busy };
+      const row = this.host.table.get(names[busy]);
+      if (row !== undefined && !holdsExclusive(row, owner)) {
+        return { granted: false, ttl: remaining(row.expiresAt), busy };
       }
     }
-    for (const name of names) takeExclusive(this.table, name, owner, request.leaseTime);
+    for (const name of names) takeExclusive(this.host.table, name, owner, request.leaseTime);
     return GRANTED;
   }
 
@@ -48,9 +44,9 @@ export class MultiLocks implements HoldKindStore {
     let lost = false;
     let listeners = 0;
     for (const name of membersOf(hold)) {
-      if (freeExclusive(this.table, name, hold.owner)) {
+      if (freeExclusive(this.host.table, name, hold.owner)) {
         freed = true;
-        listeners = Math.max(listeners, this.publish(lockChannel(name)));
+        listeners = Math.max(listeners, this.host.publish(lockChannel(name)));
       } else {
         lost = true;
       }
@@ -62,7 +58,7 @@ export class MultiLocks implements HoldKindStore {
   /** Renews every member still held; false when any was lost. */
   renew(hold: StoredHold, leaseTime: number): boolean {
     return membersOf(hold)
-      .map((name) => renewExclusive(this.table, name, hold.owner, leaseTime))
+      .map((name) => renewExclusive(this.host.table, name, hold.owner, leaseTime))
       .every(Boolean);
   }
 
@@ -70,10 +66,15 @@ export class MultiLocks implements HoldKindStore {
   remainingTtl(target: LockTarget): number | null {
     let shortest = Infinity;
     for (const name of membersOf(target)) {
-      const ttl = lockTtl(this.table, name);
+      const ttl = lockTtl(this.host.table, name);
       if (ttl === null) return null;
       shortest = Math.min(shortest, ttl);
     }
     return shortest;
+  }
+
+  /** A member's lock channel: a group waits in the busy member's queue. */
+  channel(target: LockTarget): string {
+    return lockChannel(target.name);
   }
 }

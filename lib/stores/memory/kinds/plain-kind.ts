@@ -1,11 +1,11 @@
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
-import { lockChannel } from './channels';
-import type { HoldKindStore, Publish } from './hold-kind';
-import { remaining, type LockEntry, type LockTable } from './lock-table';
+import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../../store';
+import { lockChannel } from '../channels';
+import { remaining, type LockRow, type LockTable } from '../lock-table';
+import { LockKind } from './memory-kind';
 
-/** Whether `owner` holds the exclusive lock `entry` (a read-write lock is never one). */
-export function holdsExclusive(entry: LockEntry | undefined, owner: string): boolean {
-  return entry?.type === 'exclusive' && entry.owner === owner;
+/** Whether `owner` holds the exclusive lock `row` (a read-write lock is never one). */
+export function holdsExclusive(row: LockRow | undefined, owner: string): boolean {
+  return row?.type === 'exclusive' && row.owner === owner;
 }
 
 /**
@@ -18,23 +18,23 @@ export function takeExclusive(
   name: string,
   owner: string,
   leaseTime: number,
-): LockEntry | undefined {
-  const entry = table.get(name);
-  if (entry === undefined) {
+): LockRow | undefined {
+  const row = table.get(name);
+  if (row === undefined) {
     table.add(name, { type: 'exclusive', owner, expiresAt: 0, timer: undefined }, leaseTime);
-  } else if (holdsExclusive(entry, owner)) {
-    table.lease(name, entry, leaseTime);
+  } else if (holdsExclusive(row, owner)) {
+    table.lease(name, row, leaseTime);
   } else {
-    return entry;
+    return row;
   }
   return undefined;
 }
 
 /** Frees `owner`'s exclusive lock `name`: true, or false when it does not hold it. */
 export function freeExclusive(table: LockTable, name: string, owner: string): boolean {
-  const entry = table.get(name);
-  if (entry === undefined || !holdsExclusive(entry, owner)) return false;
-  table.delete(name, entry);
+  const row = table.get(name);
+  if (row === undefined || !holdsExclusive(row, owner)) return false;
+  table.delete(name, row);
   return true;
 }
 
@@ -45,47 +45,47 @@ export function renewExclusive(
   owner: string,
   leaseTime: number,
 ): boolean {
-  const entry = table.get(name);
-  if (entry === undefined || !holdsExclusive(entry, owner)) return false;
-  table.lease(name, entry, leaseTime);
+  const row = table.get(name);
+  if (row === undefined || !holdsExclusive(row, owner)) return false;
+  table.lease(name, row, leaseTime);
   return true;
 }
 
 /** The remaining lease of whatever lock lives under `name` (ms), or null when free. */
 export function lockTtl(table: LockTable, name: string): number | null {
-  const entry = table.get(name);
-  return entry === undefined ? null : remaining(entry.expiresAt);
+  const row = table.get(name);
+  return row === undefined ? null : remaining(row.expiresAt);
 }
 
 /**
  * Plain locks (acquire.lua, release.lua, renew.lua): one owner, a lease, a release notice on
  * the lock's channel, and fencing tokens when asked.
  */
-export class PlainLocks implements HoldKindStore {
+export class PlainKind extends LockKind {
   /** The last fencing token issued: one counter for every lock, so each lock's tokens grow. */
   private lastToken = 0;
 
-  constructor(
-    private readonly table: LockTable,
-    private readonly publish: Publish,
-  ) {}
-
   acquire(request: AcquireRequest): AcquireReply {
-    const busy = takeExclusive(this.table, request.name, request.owner, request.leaseTime);
+    const busy = takeExclusive(this.host.table, request.name, request.owner, request.leaseTime);
     if (busy !== undefined) return { granted: false, ttl: remaining(busy.expiresAt) };
     return { granted: true, fencingToken: request.fencing ? ++this.lastToken : undefined };
   }
 
   release(hold: StoredHold): number | undefined {
-    if (!freeExclusive(this.table, hold.name, hold.owner)) return undefined;
-    return this.publish(lockChannel(hold.name));
+    if (!freeExclusive(this.host.table, hold.name, hold.owner)) return undefined;
+    return this.host.publish(lockChannel(hold.name));
   }
 
   renew(hold: StoredHold, leaseTime: number): boolean {
-    return renewExclusive(this.table, hold.name, hold.owner, leaseTime);
+    return renewExclusive(this.host.table, hold.name, hold.owner, leaseTime);
   }
 
   remainingTtl(target: LockTarget): number | null {
-    return lockTtl(this.table, target.name);
+    return lockTtl(this.host.table, target.name);
+  }
+
+  /** Releases of the lock (Redisson's lock channel). */
+  channel(target: LockTarget): string {
+    return lockChannel(target.name);
   }
 }

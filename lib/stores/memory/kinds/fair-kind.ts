@@ -1,15 +1,21 @@
-import { now } from '../../time/clock';
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
-import { fairWaiterChannel, lockChannel } from './channels';
+import { now } from '../../../time/clock';
+import {
+  GRANTED,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockTarget,
+  type StoredHold,
+} from '../../../store';
+import { fairWaiterChannel, lockChannel } from '../channels';
+import { remaining } from '../lock-table';
+import { LockKind } from './memory-kind';
 import {
   freeExclusive,
   holdsExclusive,
   lockTtl,
   renewExclusive,
   takeExclusive,
-} from './exclusive-locks';
-import { GRANTED, type HoldKindStore, type Publish } from './hold-kind';
-import { remaining, type LockTable } from './lock-table';
+} from './plain-kind';
 
 /** A fair lock's waiters, head first, each with its deadline (clock ms): the list and zset. */
 type FairQueue = Map<string, number>;
@@ -29,17 +35,12 @@ const DEFAULT_PLACE_TIMEOUT = 5_000;
  * A release tells only the queue head, on its own channel, or with nobody queued the plain
  * lock's channel.
  */
-export class FairLocks implements HoldKindStore {
+export class FairKind extends LockKind {
   private readonly queues = new Map<string, FairQueue>();
   /** Each queue's turn: when its head's turn is expected (clock ms). */
   private readonly turns = new Map<string, number>();
   /** The place timeout of the last request that named one, ms (as RedisStore keeps it). */
   private placeTimeout = DEFAULT_PLACE_TIMEOUT;
-
-  constructor(
-    private readonly table: LockTable,
-    private readonly publish: Publish,
-  ) {}
 
   acquire(request: AcquireRequest): AcquireReply {
     const { name, owner, leaseTime } = request;
@@ -48,27 +49,27 @@ export class FairLocks implements HoldKindStore {
     const queue = this.queues.get(name) ?? new Map<string, number>();
     const before = first(queue);
     const head = dropDead(queue, time, owner);
-    const entry = this.table.get(name);
-    if (entry === undefined) {
+    const row = this.host.table.get(name);
+    if (row === undefined) {
       if (head === undefined || head === owner) {
         const mine = queue.get(owner);
         queue.delete(owner);
         if (mine !== undefined) shift(queue, time + leaseTime - mine);
         this.turns.set(name, time + leaseTime);
         this.store(name, queue);
-        takeExclusive(this.table, name, owner, leaseTime);
+        takeExclusive(this.host.table, name, owner, leaseTime);
         return GRANTED;
       }
       if (head !== before) this.tell(name, queue, head, time);
-    } else if (holdsExclusive(entry, owner)) {
+    } else if (holdsExclusive(row, owner)) {
       this.store(name, queue);
-      this.table.lease(name, entry, leaseTime);
+      this.host.table.lease(name, row, leaseTime);
       return GRANTED;
-    } else if (entry.expiresAt !== Infinity) {
+    } else if (row.expiresAt !== Infinity) {
       const turn = this.turns.get(name);
-      if (head === undefined || turn === undefined || entry.expiresAt > turn) {
-        if (head !== undefined && turn !== undefined) shift(queue, entry.expiresAt - turn);
-        this.turns.set(name, entry.expiresAt);
+      if (head === undefined || turn === undefined || row.expiresAt > turn) {
+        if (head !== undefined && turn !== undefined) shift(queue, row.expiresAt - turn);
+        this.turns.set(name, row.expiresAt);
       }
     }
     let ahead: string | undefined;
@@ -82,7 +83,7 @@ export class FairLocks implements HoldKindStore {
     }
     // The holder's lease when the caller is (or would be) the head, else the time left to the
     // deadline of the waiter ahead of it.
-    const leaseEnd = entry === undefined ? Infinity : entry.expiresAt;
+    const leaseEnd = row === undefined ? Infinity : row.expiresAt;
     let wait = leaseEnd - time;
     let floor = (leaseEnd === Infinity ? time : leaseEnd) + place;
     if (ahead !== undefined) {
@@ -98,7 +99,7 @@ export class FairLocks implements HoldKindStore {
 
   release(hold: StoredHold): number | undefined {
     const { name } = hold;
-    if (!freeExclusive(this.table, name, hold.owner)) return undefined;
+    if (!freeExclusive(this.host.table, name, hold.owner)) return undefined;
     const queue = this.queues.get(name) ?? new Map<string, number>();
     const time = now();
     const turn = this.turns.get(name);
@@ -107,24 +108,30 @@ export class FairLocks implements HoldKindStore {
     const head = dropDead(queue, time);
     this.store(name, queue);
     return head === undefined
-      ? this.publish(lockChannel(name))
+      ? this.host.publish(lockChannel(name))
       : this.tell(name, queue, head, time);
   }
 
   renew(hold: StoredHold, leaseTime: number): boolean {
-    return renewExclusive(this.table, hold.name, hold.owner, leaseTime);
+    return renewExclusive(this.host.table, hold.name, hold.owner, leaseTime);
   }
 
   remainingTtl(target: LockTarget): number | null {
-    return lockTtl(this.table, target.name);
+    return lockTtl(this.host.table, target.name);
+  }
+
+  /** A waiter's own channel: a release tells the queue's head there. */
+  channel(target: LockTarget, owner: string): string {
+    return fairWaiterChannel(target.name, owner);
   }
 
   /**
-   * Takes waiter `owner` out of the queue of lock `name` (those behind it lose the place
-   * timeout); when the lock is free and that (or a dead waiter dropped) leaves a new head, the
-   * head is told; an emptied queue tells the plain lock's channel.
+   * FairQueuePort: takes the waiter out of the queue of its lock (those behind it lose the
+   * place timeout); when the lock is free and that (or a dead waiter dropped) leaves a new head,
+   * the head is told; an emptied queue tells the plain lock's channel.
    */
-  leave(name: string, owner: string): void {
+  leave(request: AcquireRequest): void {
+    const { name, owner } = request;
     const queue = this.queues.get(name);
     if (queue === undefined) return;
     const before = first(queue);
@@ -140,8 +147,8 @@ export class FairLocks implements HoldKindStore {
     const time = now();
     const head = dropDead(queue, time);
     this.store(name, queue);
-    if (this.table.get(name) !== undefined) return;
-    if (head === undefined) this.publish(lockChannel(name));
+    if (this.host.table.get(name) !== undefined) return;
+    if (head === undefined) this.host.publish(lockChannel(name));
     else if (head !== before) this.tell(name, queue, head, time);
   }
 
@@ -150,13 +157,13 @@ export class FairLocks implements HoldKindStore {
     const queue = this.queues.get(name);
     if (queue === undefined) return;
     this.store(name, new Map());
-    for (const waiter of queue.keys()) this.publish(fairWaiterChannel(name, waiter));
+    for (const waiter of queue.keys()) this.host.publish(fairWaiterChannel(name, waiter));
   }
 
   /** Tells the head its turn has come: it has at most the place timeout left to take it. */
   private tell(name: string, queue: FairQueue, head: string, time: number): number {
     queue.set(head, Math.min(queue.get(head)!, time + this.placeTimeout));
-    return this.publish(fairWaiterChannel(name, head));
+    return this.host.publish(fairWaiterChannel(name, head));
   }
 
   /** Keeps a non-empty queue, drops an empty one (and its turn). */

@@ -1,8 +1,14 @@
-import { now } from '../../time/clock';
-import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../store';
-import { permitChannel } from './channels';
-import type { HoldKindStore, Publish } from './hold-kind';
-import { remaining } from './lock-table';
+import { now } from '../../../time/clock';
+import {
+  GRANTED,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockTarget,
+  type StoredHold,
+} from '../../../store';
+import { permitChannel } from '../channels';
+import { remaining, type LockTable } from '../lock-table';
+import type { MemoryKind, Publish } from './memory-kind';
 
 /** A semaphore's leased permits: owner → when its lease ends (clock ms; Infinity: none). */
 type Permits = Map<string, number>;
@@ -13,12 +19,16 @@ type Permits = Map<string, number>;
  * holds them. A permit past its lease is gone (it comes back to the others); every step drops
  * those first.
  */
-export class Semaphores implements HoldKindStore {
+export class PermitKind implements MemoryKind {
   private readonly semaphores = new Map<string, Permits>();
   /** Every name a permit was taken under: Redis keeps a semaphore's key, so it stays taken. */
   private readonly names = new Set<string>();
 
-  constructor(private readonly publish: Publish) {}
+  constructor(
+    /** The lock names: a semaphore cannot use a held lock's. */
+    private readonly table: LockTable,
+    private readonly publish: Publish,
+  ) {}
 
   /**
    * Grants a permit while fewer than the limit are held (a resent acquire of a holder only
@@ -34,7 +44,7 @@ export class Semaphores implements HoldKindStore {
       permits.set(owner, time + request.leaseTime);
       this.semaphores.set(name, permits);
       this.names.add(name);
-      return { granted: true, fencingToken: undefined, shared: true };
+      return GRANTED;
     }
     const ends = [...permits.values()].sort((a, b) => a - b);
     return { granted: false, ttl: remaining(ends[permits.size - limit]) };
@@ -68,17 +78,28 @@ export class Semaphores implements HoldKindStore {
     return permits.size === 0 ? null : remaining(Math.max(...permits.values()));
   }
 
-  /** How many more permits a caller with the target's limit could take now. */
+  /** PermitCountPort: how many more permits a caller with the target's limit could take now. */
   available(target: LockTarget): number {
     return Math.max(0, limitOf(target) - this.live(target.name, now()).size);
   }
 
   /** Revokes every permit, telling the waiters when one was held: true when one was. */
-  revoke(name: string): boolean {
+  forceUnlock(target: LockTarget): boolean {
+    const { name } = target;
     const revoked = this.live(name, now()).size > 0;
     this.semaphores.delete(name);
     if (revoked) this.publish(permitChannel(name));
     return revoked;
+  }
+
+  /** A held lock's name refuses a semaphore. */
+  clashes(target: LockTarget): boolean {
+    return this.table.get(target.name) !== undefined;
+  }
+
+  /** Releases of permits of the semaphore. */
+  channel(target: LockTarget): string {
+    return permitChannel(target.name);
   }
 
   /** The semaphore's permits within their lease (the others dropped; new: empty, not stored). */

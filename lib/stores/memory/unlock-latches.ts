@@ -6,7 +6,7 @@ import { now } from '../../time/clock';
  * release sent again gets the first answer. Expiry walks a queue in setting order (which is also
  * expiry order) from a moving head, so each latch costs O(1) however many releases a test runs.
  */
-export class Latches {
+export class UnlockLatches {
   private readonly answers = new Map<string, number | null>();
   /** Keys with their expiry, in setting order; entries before `head` are gone. */
   private queue: { key: string; expiresAt: number }[] = [];

@@ -1,0 +1,77 @@
+import { LockError } from '../errors';
+import type { AcquireReply, AcquireRequest, LockStore, LockTarget, StoredHold } from './lock-store';
+
+/*
+ * Capability ports: what only some primitives need of a store, each a small interface a store
+ * may implement beside LockStore. A primitive asks for its port (hasPort, requirePort), so a new
+ * one (a countdown latch, a leader lease) adds a port here and leaves LockStore's required
+ * methods as they are.
+ */
+
+/** A fair lock's queue in the store: a waiter that gives up leaves it. */
+export interface FairQueuePort {
+  /** Takes a waiter that gives up out of the queue (the next one is told if due). */
+  leave(request: AcquireRequest): Promise<void>;
+}
+
+/** A semaphore's count of free permits. */
+export interface PermitCountPort {
+  /** How many more permits a caller with the target's limit could take now. */
+  available(target: LockTarget): Promise<number>;
+}
+
+/**
+ * The fast path: acquire() and release() with their answer handed to a callback in the step
+ * that reads it, never before the call returns: one promise and one microtask hop less on the
+ * path every lock call takes. Without it the engine uses acquire() and release().
+ */
+export interface FastPathPort {
+  acquireInto(
+    request: AcquireRequest,
+    answered: (reply: AcquireReply) => void,
+    failed: (error: unknown) => void,
+  ): void;
+  releaseInto(
+    hold: StoredHold,
+    answered: (listeners: number | null) => void,
+    failed: (error: unknown) => void,
+  ): void;
+}
+
+/** Every port by name. */
+export interface StorePorts {
+  fairQueue: FairQueuePort;
+  permitCount: PermitCountPort;
+  fastPath: FastPathPort;
+}
+
+/** The name of a port. */
+export type StorePort = keyof StorePorts;
+
+/** The method whose presence says a store has the port (a port's methods come together). */
+const PROBES: { readonly [P in StorePort]: keyof StorePorts[P] } = {
+  fairQueue: 'leave',
+  permitCount: 'available',
+  fastPath: 'acquireInto',
+};
+
+/** What each port serves, for the error of a store without it. */
+const SERVES: { readonly [P in StorePort]: string } = {
+  fairQueue: 'fair locks',
+  permitCount: "a semaphore's available()",
+  fastPath: 'the fast path',
+};
+
+/** Whether `store` has the capability port `port`. */
+export function hasPort<P extends StorePort>(
+  store: LockStore,
+  port: P,
+): store is LockStore & StorePorts[P] {
+  return typeof (store as unknown as Record<string, unknown>)[PROBES[port]] === 'function';
+}
+
+/** `store` as its port `port`; a LockError naming what needs it when the store has none. */
+export function requirePort<P extends StorePort>(store: LockStore, port: P): StorePorts[P] {
+  if (hasPort(store, port)) return store;
+  throw new LockError(`This lock store does not support ${SERVES[port]} (no ${port} port).`);
+}
