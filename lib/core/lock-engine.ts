@@ -6,8 +6,8 @@ import type { LockHandle } from './lock-handle';
 import type { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
 import {
-  assertRunPolicies,
-  RUN_OPTION_NAMES,
+  RUN_OPTIONS,
+  type CheckedRunOptions,
   type LockLostPolicy,
   type LockOptions,
   type ResolvedLockOptions,
@@ -27,7 +27,14 @@ import { LockWaiters } from './waiting/lock-waiters';
 import { HoldCalls } from './hold-calls';
 import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
-import { callTarget, holdFamily, permitTarget, type LockKeys, type LockMode } from './targets';
+import {
+  callTarget,
+  checkedPermitTarget,
+  holdFamily,
+  permitTarget,
+  type LockKeys,
+  type LockMode,
+} from './targets';
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -141,9 +148,48 @@ export class LockEngine {
           `run() needs the function to run under the lock as its second argument, got ${describe(fn)}.`,
         );
       }
-      if (options !== undefined && options !== null) assertRunPolicies(options);
-      const opts = this.options.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
+      const opts = this.options.resolve(options, this.config.waitTime, RUN_OPTIONS);
       return this.runOn(this.target(keys, opts), fn, opts, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * run() with options checked ahead (checkLockOptions against RUN_OPTIONS, as a decorator does
+   * when it decorates): they are only filled in with this engine's defaults. `signal`: the
+   * call's own.
+   */
+  runChecked<T>(
+    keys: LockKeys,
+    fn: () => T | Promise<T>,
+    checked: CheckedRunOptions,
+    signal?: AbortSignal,
+  ): Promise<T | undefined> {
+    try {
+      const opts = this.options.complete(checked, signal);
+      return this.runOn(this.target(keys, opts), fn, opts, checked);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** A semaphore's run() (see RedisSemaphore) with a checked `permits` and options checked ahead. */
+  runPermitChecked<T>(
+    key: string,
+    permits: number,
+    fn: () => T | Promise<T>,
+    checked: CheckedRunOptions,
+    signal?: AbortSignal,
+  ): Promise<T | undefined> {
+    try {
+      const opts = this.options.complete(checked, signal);
+      return this.runOn(
+        checkedPermitTarget(this.config.keyPrefix, key, permits),
+        fn,
+        opts,
+        checked,
+      );
     } catch (error) {
       return Promise.reject(error);
     }

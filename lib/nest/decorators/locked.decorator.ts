@@ -1,15 +1,15 @@
-import { Inject, Logger } from '@nestjs/common';
-import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants';
+import { Logger } from '@nestjs/common';
 import { Observable, isObservable, lastValueFrom } from 'rxjs';
 import {
-  assertRunPolicies,
-  LOCKED_OPTION_NAMES,
-  type RunOptions,
-  assertBoolean,
-  assertKnownOptions,
-  assertLeaseTime,
-  assertWaitTime,
+  checkedElsewhere,
+  checkLockOptions,
   describe,
+  RUN_OPTIONS,
+  withoutOptions,
+  type CheckedRunOptions,
+  type LockEngine,
+  type OptionTableOf,
+  type RunOptions,
 } from '../../core';
 import {
   checkBuiltKey,
@@ -22,6 +22,8 @@ import { LockError, LockKeyError, LockOptionsError } from '../../errors';
 import { LockService } from '../lock.service';
 import { lockedObservable, type GuardedRun } from './locked-observable';
 import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from '../redis-lock.constants';
+import { SERVICE_ENGINE } from '../service-engine';
+import { injectPropertyOnce } from './property-dependency';
 
 /** Options of `@Locked`: exactly one of `key` (one lock) and `keys` (a multi-lock). */
 export interface LockedOptions extends Omit<RunOptions, 'signal'> {
@@ -99,15 +101,28 @@ export function Locked(
   } else {
     options = { ...maybeOptions, key: templateOrOptions };
   }
-  const runOptions = checkLockedOptions(options);
+  const checked = checkLockedOptions(options);
   return guardDecorator('@Locked', (decorated) => {
-    const build = keysBuilder(options, decorated);
+    const build = keysBuilder(checked, decorated);
+    const run = checked.run;
     return (args) => {
       const keys = build(args);
-      return (locks, body, signal) =>
-        locks.run(keys, body, signal ? { ...runOptions, signal } : runOptions);
+      return (locks, body, signal) => {
+        const engine = engineOf(locks);
+        if (engine !== undefined) return engine.runChecked(keys, body, run, signal);
+        return locks.run(keys, body, signal ? { ...run, signal } : run);
+      };
     };
   });
+}
+
+/**
+ * The engine of the instance's LockService, which runs a decorated call with the options the
+ * decorator checked (no check per call); undefined for a LockService of the user's own (an
+ * override), which gets the options through its `run()` / `semaphore()`.
+ */
+export function engineOf(locks: LockService): LockEngine | undefined {
+  return (locks as Partial<Record<typeof SERVICE_ENGINE, LockEngine>>)[SERVICE_ENGINE];
 }
 
 /**
@@ -171,33 +186,42 @@ export function guardDecorator(
   };
 }
 
-const LOCKED_NAMES = [...LOCKED_OPTION_NAMES, 'keys'];
+/** The option table of `@Locked`: run's options less the signal, and the key or keys. */
+const LOCKED_OPTIONS = {
+  /** Checked when its template compiles (LockKeyError). */
+  key: { check: checkedElsewhere<NonNullable<LockedOptions['key']>>() },
+  keys: { check: checkedElsewhere<NonNullable<LockedOptions['keys']>>() },
+  ...withoutOptions(RUN_OPTIONS, ['signal']),
+} as const satisfies OptionTableOf<LockedOptions>;
 
-function checkLockedOptions(options: LockedOptions): RunOptions {
-  assertKnownOptions(options, LOCKED_NAMES);
-  const { key, keys, waitTime, leaseTime, fencing, ...policies } = options;
+/** `@Locked`'s options, checked when it decorates: the key or keys, and the run options. */
+interface CheckedLockedOptions {
+  readonly key: LockedOptions['key'];
+  readonly keys: LockedOptions['keys'];
+  readonly run: CheckedRunOptions;
+}
+
+function checkLockedOptions(options: LockedOptions): CheckedLockedOptions {
+  const { key, keys, ...run } = checkLockOptions(options, LOCKED_OPTIONS) as CheckedRunOptions &
+    Pick<LockedOptions, 'key' | 'keys'>;
   if (key !== undefined && keys !== undefined) {
     throw new LockOptionsError(
       'keys',
       '@Locked takes one of key (one lock) and keys (a multi-lock), got both.',
     );
   }
-  if (keys !== undefined && (policies.mode !== undefined || policies.fair !== undefined)) {
+  if (keys !== undefined && (run.mode !== undefined || run.fair !== undefined)) {
     throw new LockOptionsError(
-      policies.mode !== undefined ? 'mode' : 'fair',
+      run.mode !== undefined ? 'mode' : 'fair',
       'a multi-lock (a list of keys) takes plain locks only.',
     );
   }
-  if (waitTime !== undefined) assertWaitTime(waitTime);
-  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
-  if (fencing !== undefined) assertBoolean(fencing, 'fencing');
-  assertRunPolicies(policies);
-  return { ...policies, waitTime, leaseTime, fencing };
+  return { key, keys, run: Object.freeze(run) };
 }
 
 /** The builder of a call's key (`key`) or key list (`keys`). */
 function keysBuilder(
-  options: LockedOptions,
+  options: CheckedLockedOptions,
   decorated: DecoratedMethod,
 ): (args: readonly unknown[]) => string | string[] {
   const { where } = decorated;
@@ -233,11 +257,7 @@ function paramCountOf(decorated: DecoratedMethod): number {
  * for every scope then), naming the class and LOCK_SERVICE_REF's description: the fix.
  */
 function declareLockService(prototype: object): void {
-  const declared = (Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? []) as {
-    key: unknown;
-  }[];
-  if (declared.some((dependency) => dependency.key === LOCK_SERVICE_REF)) return;
-  Inject(LockService)(prototype, LOCK_SERVICE_REF);
+  injectPropertyOnce(prototype, LOCK_SERVICE_REF, LockService);
 }
 
 function lockServiceOf(instance: object, where: string, name: string): LockService {
