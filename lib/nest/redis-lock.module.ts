@@ -13,6 +13,7 @@ import {
 } from './redis-lock.module-definition';
 import type { RedisLockModuleOptions } from './options/redis-lock-options.interface';
 import {
+  assertExtras,
   assertOptionsObject,
   TESTING_DEFAULTS,
   type ModuleExtras,
@@ -38,11 +39,13 @@ export class RedisLockModule extends RedisLockConfigurableModule {
   /** The module with these options; a missing or non-object argument fails here, by name. */
   static forRoot(options: typeof REDIS_LOCK_OPTIONS_TYPE): DynamicModule {
     assertOptionsObject(options);
+    assertExtras(options);
     return withErrorMapping(super.forRoot(options), options.mapErrors);
   }
 
   /** The module with options from a factory, class or existing provider. */
   static forRootAsync(options: typeof REDIS_LOCK_ASYNC_OPTIONS_TYPE): DynamicModule {
+    assertExtras(options);
     return withErrorMapping(super.forRootAsync(options), options.mapErrors);
   }
 
@@ -54,6 +57,7 @@ export class RedisLockModule extends RedisLockConfigurableModule {
    */
   static forTesting(options: RedisLockTestingOptions = {}): DynamicModule {
     assertOptionsObject(options);
+    assertExtras(options);
     return withErrorMapping(
       super.forRoot({ store: new MemoryLockStore(), ...TESTING_DEFAULTS, ...options }),
       options.mapErrors,

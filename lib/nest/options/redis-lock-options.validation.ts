@@ -105,6 +105,11 @@ export function assertOptionsObject(options: unknown): asserts options is object
   }
 }
 
+/** Checks `forRoot`'s extras, when given (the module builder takes them out of the options). */
+export function assertExtras(options: ModuleExtras): void {
+  checkOptions(MODULE_EXTRAS, { isGlobal: options.isGlobal, mapErrors: options.mapErrors });
+}
+
 /**
  * Validates module options (throwing LockOptionsError naming the option: unknown names, then
  * the source, then each option in table order, then the rules between options) and fills in
@@ -116,7 +121,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertKnownOptions(given, KNOWN_NAMES);
   assertOneSource(given);
   const resolved = resolveOptions(MODULE_OPTIONS, given, KNOWN_NAMES);
-  checkOptions(MODULE_EXTRAS, { isGlobal: given.isGlobal, mapErrors: given.mapErrors });
+  assertExtras(given);
   if (resolved.syncReplicas > 0 && resolved.store !== undefined && !isOwnLockStore(resolved.store))
     throw noReplicasError();
   return resolved;
