@@ -157,39 +157,23 @@ export class LockEngine {
 
   /**
    * run() with options checked ahead (checkLockOptions against RUN_OPTIONS, as a decorator does
-   * when it decorates): they are only filled in with this engine's defaults. `signal`: the
-   * call's own.
+   * when it decorates): they are only filled in with this engine's defaults. With `permits`
+   * (checked), runs holding a permit of the semaphore `keys`. `signal`: the call's own.
    */
   runChecked<T>(
     keys: LockKeys,
     fn: () => T | Promise<T>,
     checked: CheckedRunOptions,
     signal?: AbortSignal,
+    permits?: number,
   ): Promise<T | undefined> {
     try {
       const opts = this.options.complete(checked, signal);
-      return this.runOn(this.target(keys, opts), fn, opts, checked);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** A semaphore's run() (see RedisSemaphore) with a checked `permits` and options checked ahead. */
-  runPermitChecked<T>(
-    key: string,
-    permits: number,
-    fn: () => T | Promise<T>,
-    checked: CheckedRunOptions,
-    signal?: AbortSignal,
-  ): Promise<T | undefined> {
-    try {
-      const opts = this.options.complete(checked, signal);
-      return this.runOn(
-        checkedPermitTarget(this.config.keyPrefix, key, permits),
-        fn,
-        opts,
-        checked,
-      );
+      const target =
+        permits === undefined
+          ? this.target(keys, opts)
+          : checkedPermitTarget(this.config.keyPrefix, keys as string, permits);
+      return this.runOn(target, fn, opts, checked);
     } catch (error) {
       return Promise.reject(error);
     }

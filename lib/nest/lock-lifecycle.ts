@@ -10,7 +10,7 @@ import type { LockEngine } from '../core';
 import type { LockStore } from '../store';
 import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
 import { LockEvents } from './observability/lock-events';
-import { openedStore } from './open-store';
+import { storeOpenedByModule } from './open-store';
 import type { ResolvedModuleOptions } from './options/redis-lock-options.validation';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
 
@@ -41,7 +41,7 @@ export class LockLifecycle
    * memory store has nothing to connect to).
    */
   async onModuleInit(): Promise<void> {
-    const store = openedStore(this.store);
+    const store = storeOpenedByModule(this.store);
     if (store === undefined) return;
     const connecting = store.connect(STARTUP_CHECK_TIMEOUT);
     const check = this.options.checkOnStartup;
@@ -69,7 +69,7 @@ export class LockLifecycle
   /** Releases what is still held and closes the connections the module opened. */
   async onApplicationShutdown(): Promise<void> {
     await this.engine.close();
-    await openedStore(this.store)?.close();
+    await storeOpenedByModule(this.store)?.close();
     this.events.complete();
   }
 }

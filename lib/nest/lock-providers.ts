@@ -6,7 +6,7 @@ import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
 import { LockService } from './lock.service';
 import { LockEvents } from './observability/lock-events';
 import { openStore } from './open-store';
-import { isOwnLockStore } from './options/connection-source.validation';
+import { isUserStore } from './options/connection-source.validation';
 import {
   resolveModuleOptions,
   type ResolvedModuleOptions,
@@ -16,7 +16,7 @@ import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
 
 /** The store the options name: the `store` option's own LockStore, else one openStore opens. */
 function storeFactory(options: ResolvedModuleOptions): LockStore {
-  if (isOwnLockStore(options.store)) return options.store;
+  if (isUserStore(options.store)) return options.store;
   const logger = new Logger(LOGGER_CONTEXT);
   return openStore({ ...options, store: options.store }, (message) => logger.warn(message));
 }

@@ -30,7 +30,7 @@ export interface OpenedStore extends LockStore {
 const opened = new WeakSet<LockStore>();
 
 /** `store` as openStore opened it (to connect, ping, close), or undefined: a store of the user's. */
-export function openedStore(store: LockStore): OpenedStore | undefined {
+export function storeOpenedByModule(store: LockStore): OpenedStore | undefined {
   return opened.has(store) ? (store as OpenedStore) : undefined;
 }
 

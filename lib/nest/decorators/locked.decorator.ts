@@ -1,16 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Observable, isObservable, lastValueFrom } from 'rxjs';
-import {
-  checkedElsewhere,
-  checkLockOptions,
-  describe,
-  RUN_OPTIONS,
-  withoutOptions,
-  type CheckedRunOptions,
-  type LockEngine,
-  type OptionTableOf,
-  type RunOptions,
-} from '../../core';
+import { describe, type LockEngine } from '../../core';
 import {
   checkBuiltKey,
   checkBuiltKeys,
@@ -20,28 +10,17 @@ import {
 } from './key-template';
 import { LockError, LockKeyError, LockOptionsError } from '../../errors';
 import { LockService } from '../lock.service';
-import { lockedObservable, type GuardedRun } from './locked-observable';
+import { lockedObservable, type LockedRun } from './locked-observable';
 import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from '../redis-lock.constants';
 import { SERVICE_ENGINE } from '../service-engine';
 import { injectPropertyOnce } from './property-dependency';
+import {
+  checkLockedOptions,
+  type CheckedLockedOptions,
+  type LockedOptions,
+} from './locked-options';
 
-/** Options of `@Locked`: exactly one of `key` (one lock) and `keys` (a multi-lock). */
-export interface LockedOptions extends Omit<RunOptions, 'signal'> {
-  /**
-   * The lock key: a template (`'order:<0>'`, `'order:<0.id>:<1>'`) or a function of the
-   * method's arguments returning the key.
-   */
-  // `any`: the function is typed by the user with the method's own parameter types.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  key?: string | ((...args: any[]) => string);
-  /**
-   * The keys of a multi-lock (all or none, deadlock-free): a list of templates
-   * (`['account:<0>', 'account:<1>']`) or a function of the method's arguments returning the
-   * list. Plain locks only (no `mode`, no `fair`).
-   */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  keys?: readonly string[] | ((...args: any[]) => readonly string[]);
-}
+export type { LockedOptions };
 
 /** A method `@Locked` can wrap: one returning a Promise or an Observable. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -54,7 +33,7 @@ export type LockedDecorator = <M extends LockableMethod>(
   descriptor: TypedPropertyDescriptor<M>,
 ) => TypedPropertyDescriptor<M>;
 
-/** What a guard decorator (`@Locked`, `@Semaphore`) knows of the method it decorates. */
+/** What a locking decorator (`@Locked`, `@Semaphore`) knows of the method it decorates. */
 export interface DecoratedMethod {
   readonly target: object;
   readonly propertyKey: string | symbol;
@@ -63,8 +42,8 @@ export interface DecoratedMethod {
   readonly where: string;
 }
 
-/** Runs a body under the guard for one call's arguments (throws on bad arguments). */
-export type CallGuard = (
+/** Runs a body holding the lock or permit for one call's arguments (throws on bad arguments). */
+export type LockedCall = (
   args: unknown[],
 ) => (locks: LockService, body: () => Promise<unknown>, signal?: AbortSignal) => Promise<unknown>;
 
@@ -102,15 +81,15 @@ export function Locked(
     options = { ...maybeOptions, key: templateOrOptions };
   }
   const checked = checkLockedOptions(options);
-  return guardDecorator('@Locked', (decorated) => {
+  return lockingDecorator('@Locked', (decorated) => {
     const build = keysBuilder(checked, decorated);
-    const run = checked.run;
+    const { runOptions } = checked;
     return (args) => {
       const keys = build(args);
       return (locks, body, signal) => {
         const engine = engineOf(locks);
-        if (engine !== undefined) return engine.runChecked(keys, body, run, signal);
-        return locks.run(keys, body, signal ? { ...run, signal } : run);
+        if (engine !== undefined) return engine.runChecked(keys, body, runOptions, signal);
+        return locks.run(keys, body, signal ? { ...runOptions, signal } : runOptions);
       };
     };
   });
@@ -127,12 +106,12 @@ export function engineOf(locks: LockService): LockEngine | undefined {
 
 /**
  * The decorator shared by `@Locked` and `@Semaphore`: `prepare` (at decoration time) checks
- * what it can and returns the call guard; the wrapper finds the instance's LockService and runs
- * the method under the guard, for Promise and Observable methods alike.
+ * what it can and returns the locked call; the wrapper finds the instance's LockService and runs
+ * the method holding its lock or permit, for Promise and Observable methods alike.
  */
-export function guardDecorator(
+export function lockingDecorator(
   name: string,
-  prepare: (decorated: DecoratedMethod) => CallGuard,
+  prepare: (decorated: DecoratedMethod) => LockedCall,
 ): LockedDecorator {
   return <M extends LockableMethod>(
     target: object,
@@ -145,17 +124,17 @@ export function guardDecorator(
       throw new LockOptionsError(name, `${where}: ${name} applies to methods only.`);
     }
     const original = method as (...args: unknown[]) => unknown;
-    const guard = prepare({ target, propertyKey, method: original, where });
+    const lockedCall = prepare({ target, propertyKey, method: original, where });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable = returnType === Observable;
     let warnedKey = false;
 
-    const guarded = function (this: object, ...args: unknown[]): unknown {
+    const wrapper = function (this: object, ...args: unknown[]): unknown {
       let locks: LockService;
-      let run: ReturnType<CallGuard>;
+      let run: ReturnType<LockedCall>;
       try {
         locks = lockServiceOf(this, where, name);
-        run = guard(args);
+        run = lockedCall(args);
       } catch (error) {
         if (error instanceof LockKeyError && !warnedKey) {
           warnedKey = true; // the caller's input, usually: once per method, not per request
@@ -168,7 +147,7 @@ export function guardDecorator(
           : Promise.reject(error);
       }
       if (returnsObservable) {
-        const runObservable: GuardedRun = (body, signal) => run(locks, body, signal);
+        const runObservable: LockedRun = (body, signal) => run(locks, body, signal);
         return lockedObservable(runObservable, () => original.apply(this, args), where);
       }
       return run(locks, async () => {
@@ -177,46 +156,13 @@ export function guardDecorator(
       });
     };
 
-    copyMetadata(original, guarded);
-    Object.defineProperty(guarded, 'name', { value: original.name });
-    Object.defineProperty(guarded, 'length', { value: original.length });
-    descriptor.value = guarded as M;
+    copyMetadata(original, wrapper);
+    Object.defineProperty(wrapper, 'name', { value: original.name });
+    Object.defineProperty(wrapper, 'length', { value: original.length });
+    descriptor.value = wrapper as M;
     if (typeof target !== 'function') declareLockService(target);
     return descriptor;
   };
-}
-
-/** The option table of `@Locked`: run's options less the signal, and the key or keys. */
-const LOCKED_OPTIONS = {
-  /** Checked when its template compiles (LockKeyError). */
-  key: { check: checkedElsewhere<NonNullable<LockedOptions['key']>>() },
-  keys: { check: checkedElsewhere<NonNullable<LockedOptions['keys']>>() },
-  ...withoutOptions(RUN_OPTIONS, ['signal']),
-} as const satisfies OptionTableOf<LockedOptions>;
-
-/** `@Locked`'s options, checked when it decorates: the key or keys, and the run options. */
-interface CheckedLockedOptions {
-  readonly key: LockedOptions['key'];
-  readonly keys: LockedOptions['keys'];
-  readonly run: CheckedRunOptions;
-}
-
-function checkLockedOptions(options: LockedOptions): CheckedLockedOptions {
-  const { key, keys, ...run } = checkLockOptions(options, LOCKED_OPTIONS) as CheckedRunOptions &
-    Pick<LockedOptions, 'key' | 'keys'>;
-  if (key !== undefined && keys !== undefined) {
-    throw new LockOptionsError(
-      'keys',
-      '@Locked takes one of key (one lock) and keys (a multi-lock), got both.',
-    );
-  }
-  if (keys !== undefined && (run.mode !== undefined || run.fair !== undefined)) {
-    throw new LockOptionsError(
-      run.mode !== undefined ? 'mode' : 'fair',
-      'a multi-lock (a list of keys) takes plain locks only.',
-    );
-  }
-  return { key, keys, run: Object.freeze(run) };
 }
 
 /** The builder of a call's key (`key`) or key list (`keys`). */

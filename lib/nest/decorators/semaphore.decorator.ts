@@ -9,7 +9,7 @@ import {
   type PermitRunOptions,
 } from '../../core';
 import { LockOptionsError } from '../../errors';
-import { engineOf, guardDecorator, keyBuilder, type LockedDecorator } from './locked.decorator';
+import { engineOf, lockingDecorator, keyBuilder, type LockedDecorator } from './locked.decorator';
 
 /** Options of `@Semaphore`: the semaphore's key and limit, and run options. */
 export interface SemaphoreOptions extends Omit<PermitRunOptions, 'signal'> {
@@ -55,15 +55,17 @@ export function Semaphore(
     typeof templateOrOptions === 'object' && templateOrOptions !== null
       ? templateOrOptions
       : ({ ...maybeOptions, key: templateOrOptions } as SemaphoreOptions);
-  const { key, permits, run } = checkSemaphoreOptions(options);
-  return guardDecorator('@Semaphore', (decorated) => {
+  const { key, permits, runOptions } = checkSemaphoreOptions(options);
+  return lockingDecorator('@Semaphore', (decorated) => {
     const build = keyBuilder(key, decorated);
     return (args) => {
       const name = build(args);
       return (locks, body, signal) => {
         const engine = engineOf(locks);
-        if (engine !== undefined) return engine.runPermitChecked(name, permits, body, run, signal);
-        return locks.semaphore(name, { permits }).run(body, signal ? { ...run, signal } : run);
+        if (engine !== undefined) return engine.runChecked(name, body, runOptions, signal, permits);
+        return locks
+          .semaphore(name, { permits })
+          .run(body, signal ? { ...runOptions, signal } : runOptions);
       };
     };
   });
@@ -73,15 +75,15 @@ export function Semaphore(
 function checkSemaphoreOptions(options: SemaphoreOptions): {
   key: SemaphoreOptions['key'];
   permits: number;
-  run: CheckedRunOptions;
+  runOptions: CheckedRunOptions;
 } {
   if (typeof options !== 'object' || options === null) {
     throw new LockOptionsError('@Semaphore', 'expected a key template and { permits }.');
   }
-  const { key, permits, ...run } = checkLockOptions(
+  const { key, permits, ...runOptions } = checkLockOptions(
     options,
     SEMAPHORE_OPTIONS,
   ) as CheckedRunOptions & Partial<Pick<SemaphoreOptions, 'key' | 'permits'>>;
   assertPermits(permits);
-  return { key: key!, permits, run: Object.freeze(run) };
+  return { key: key!, permits, runOptions: Object.freeze(runOptions) };
 }

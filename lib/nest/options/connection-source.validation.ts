@@ -52,7 +52,7 @@ const LOCK_STORE_METHODS = [
 ] as const;
 
 /** Whether `store` is a LockStore of the user's own (not the memory store or its name). */
-export function isOwnLockStore(store: unknown): store is LockStore {
+export function isUserStore(store: unknown): store is LockStore {
   return (
     typeof store === 'object' &&
     store !== null &&
@@ -64,7 +64,7 @@ export function isOwnLockStore(store: unknown): store is LockStore {
 }
 
 function storeCheck(store: unknown): 'memory' | MemoryLockStore | LockStore {
-  if (store === 'memory' || store instanceof MemoryLockStore || isOwnLockStore(store)) return store;
+  if (store === 'memory' || store instanceof MemoryLockStore || isUserStore(store)) return store;
   throw new LockOptionsError(
     'store',
     `expected 'memory' or a MemoryLockStore (locks in this process's memory), or a LockStore of your own (${LOCK_STORE_METHODS.join(', ')}), got ${describe(store)}.`,

@@ -17,11 +17,11 @@ import type { BusyStatus } from '../errors/lock-error-answer';
 import { noReplicasError } from '../../store';
 import { REDIS_ERROR_STATUSES } from '../errors/redis-error-answer';
 import { LockOptionsError } from '../../errors';
-import { assertOneSource, isOwnLockStore, SOURCE_OPTIONS } from './connection-source.validation';
+import { assertOneSource, isUserStore, SOURCE_OPTIONS } from './connection-source.validation';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 
 /** What the module does when Redis cannot be reached at startup. */
-export type StartupCheck = 'fail' | 'warn' | 'off';
+export type StartupCheckMode = 'fail' | 'warn' | 'off';
 
 /** One of some HTTP statuses (`expected 409, 423 or 503`). */
 function statusCheck<const T extends number>(allowed: readonly T[]): Check<T> {
@@ -57,7 +57,7 @@ export const MODULE_OPTIONS = {
   fencing: ENGINE_OPTIONS.fencing,
   onLockLost: ENGINE_OPTIONS.onLockLost,
   shutdownTimeout: { check: shutdownTimeoutCheck, default: 5_000 },
-  checkOnStartup: { check: oneOfCheck<StartupCheck>(['fail', 'warn', 'off']), default: 'fail' },
+  checkOnStartup: { check: oneOfCheck<StartupCheckMode>(['fail', 'warn', 'off']), default: 'fail' },
   busyStatus: { check: statusCheck<BusyStatus>([409, 423, 503]), default: 409 },
   redisErrorStatus: { check: statusCheck(REDIS_ERROR_STATUSES), default: 503 },
   exposeKeys: { check: booleanCheck, default: false },
@@ -122,7 +122,7 @@ export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertOneSource(given);
   const resolved = resolveOptions(MODULE_OPTIONS, given, KNOWN_NAMES);
   assertExtras(given);
-  if (resolved.syncReplicas > 0 && resolved.store !== undefined && !isOwnLockStore(resolved.store))
+  if (resolved.syncReplicas > 0 && resolved.store !== undefined && !isUserStore(resolved.store))
     throw noReplicasError();
   return resolved;
 }
