@@ -37,4 +37,14 @@ export {
   type RedisLockModuleAsyncOptions,
 } from './nest/redis-lock.module-definition';
 export type { RedisLockModuleOptions } from './nest/options/redis-lock-options.interface';
+export type { ResolvedModuleOptions } from './nest/options/redis-lock-options.validation';
+export { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './nest/lock-tokens';
+export type {
+  AcquireReply,
+  AcquireRequest,
+  LockStore,
+  LockTarget,
+  NoticeListener,
+  StoredHold,
+} from './store';
 export type { ClusterConfig } from './stores/redis';

@@ -77,7 +77,7 @@ describe('module options (pure)', () => {
 });
 
 describe('lock options (pure)', () => {
-  const defaults = { waitTime: 100, leaseTime: 30_000, fencing: false };
+  const defaults = { waitTime: 100, leaseTime: 30_000, fencing: false, syncReplicas: 0 };
 
   it('uses the module lease with the watchdog unless a lease is given', () => {
     expect(resolveLockOptions(undefined, defaults)).toEqual({

@@ -7,15 +7,18 @@ export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './semaphor
 export { assertPermits, MAX_GROUP_KEYS, type LockKeys, type LockMode } from './targets';
 export { ChainHandles } from './ownership/chain-handles';
 export {
-  assertLostPolicy,
-  assertRunPolicies,
-  assertSyncReplicas,
-  LOCKED_OPTION_NAMES,
+  checkLockOptions,
+  PERMIT_RUN_OPTIONS,
+  RUN_OPTIONS,
   type BusyPolicy,
+  type CheckedRunOptions,
   type LockLostPolicy,
   type LockOptions,
   type RunOptions,
 } from './options/lock-options';
+export { ENGINE_OPTIONS, type ResolvedEngineOptions } from './options/engine-options';
+export * from './options/checks';
+export * from './options/option-table';
 export {
   assertBoolean,
   assertKnownOptions,

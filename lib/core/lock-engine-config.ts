@@ -1,5 +1,5 @@
 import type { LockObserver } from './lock-observer';
-import type { LockLostPolicy } from './options/lock-options';
+import type { ResolvedEngineOptions } from './options/engine-options';
 import type { LockStore } from '../store';
 
 /** Where the engine reports what its caller cannot see. */
@@ -8,22 +8,12 @@ export interface LockEngineLogger {
   debug(message: string): void;
 }
 
-/** Settings of a LockEngine (validated by the caller). */
-export interface LockEngineConfig {
+/**
+ * Settings of a LockEngine: the engine-wide options (ENGINE_OPTIONS, checked by the caller),
+ * the store and where to report.
+ */
+export interface LockEngineConfig extends ResolvedEngineOptions {
   store: LockStore;
-  keyPrefix: string;
-  /** Watchdog lease in ms. */
-  leaseTime: number;
-  /** Default wait in ms for acquire/run. */
-  waitTime: number;
-  /** Issue fencing tokens unless a call says otherwise. */
-  fencing: boolean;
-  /** Replicas that must acknowledge a grant unless a call says otherwise (0: none). */
-  syncReplicas: number;
-  /** Default policy of run() for a lost lock. */
-  onLockLost: LockLostPolicy;
-  /** How long a fair lock's waiter keeps its place past its turn without coming back, ms. */
-  fairQueueTimeout: number;
   logger: LockEngineLogger;
   /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
   observer?: LockObserver;

@@ -6,8 +6,8 @@ import type { LockHandle } from './lock-handle';
 import type { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
 import {
-  assertRunPolicies,
-  RUN_OPTION_NAMES,
+  RUN_OPTIONS,
+  type CheckedRunOptions,
   type LockLostPolicy,
   type LockOptions,
   type ResolvedLockOptions,
@@ -28,7 +28,13 @@ import { HoldCalls } from './hold-calls';
 import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
 import { kindOf, lockKind } from './kinds';
-import { callTarget, permitTarget, type LockKeys, type LockMode } from './targets';
+import {
+  callTarget,
+  checkedPermitTarget,
+  permitTarget,
+  type LockKeys,
+  type LockMode,
+} from './targets';
 
 /**
  * The lock engine: reentrant locks owned by async call chains, kept alive by a watchdog,
@@ -142,9 +148,32 @@ export class LockEngine {
           `run() needs the function to run under the lock as its second argument, got ${describe(fn)}.`,
         );
       }
-      if (options !== undefined && options !== null) assertRunPolicies(options);
-      const opts = this.options.resolve(options, this.config.waitTime, RUN_OPTION_NAMES);
+      const opts = this.options.resolve(options, this.config.waitTime, RUN_OPTIONS);
       return this.runOn(this.target(keys, opts), fn, opts, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * run() with options checked ahead (checkLockOptions against RUN_OPTIONS, as a decorator does
+   * when it decorates): they are only filled in with this engine's defaults. With `permits`
+   * (checked), runs holding a permit of the semaphore `keys`. `signal`: the call's own.
+   */
+  runChecked<T>(
+    keys: LockKeys,
+    fn: () => T | Promise<T>,
+    checked: CheckedRunOptions,
+    signal?: AbortSignal,
+    permits?: number,
+  ): Promise<T | undefined> {
+    try {
+      const opts = this.options.complete(checked, signal);
+      const target =
+        permits === undefined
+          ? this.target(keys, opts)
+          : checkedPermitTarget(this.config.keyPrefix, keys as string, permits);
+      return this.runOn(target, fn, opts, checked);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -4,8 +4,8 @@ import { busyError } from './busy';
 import type { HoldTimes } from './hold-times';
 import type { PermitHandle } from './lock-handle';
 import {
-  assertRunPolicies,
-  RUN_OPTION_NAMES,
+  PERMIT_OPTIONS,
+  PERMIT_RUN_OPTIONS,
   type LockOptions,
   type ResolvedLockOptions,
   type RunOptions,
@@ -35,11 +35,6 @@ export type PermitOptions = Omit<LockOptions, 'mode' | 'fair' | 'fencing'>;
 /** Options of `RedisSemaphore.run` and `@Semaphore`. */
 export type PermitRunOptions = Omit<RunOptions, 'mode' | 'fair' | 'fencing'>;
 
-const PERMIT_OPTION_NAMES = ['waitTime', 'leaseTime', 'signal', 'syncReplicas'];
-const PERMIT_RUN_OPTION_NAMES = RUN_OPTION_NAMES.filter(
-  (name) => name !== 'mode' && name !== 'fair' && name !== 'fencing',
-);
-
 /**
  * A semaphore of leased permits (Redisson's RPermitExpirableSemaphore): at most `permits`
  * holders at once across every process. Permits are renewed by the watchdog while held, so a
@@ -65,7 +60,7 @@ export class RedisSemaphore {
 
   /** Takes a permit, waiting up to `waitTime`; throws LockAcquireTimeoutError after that. */
   async acquire(options?: PermitOptions): Promise<PermitHandle> {
-    const opts = this.engine.options.resolve(options, undefined, PERMIT_OPTION_NAMES);
+    const opts = this.engine.options.resolve(options, undefined, PERMIT_OPTIONS);
     const entry = await this.engine.enter(this.target, opts);
     if (isBusy(entry)) {
       const typicalHold = this.engine.holdTimes.typical(this.target.key);
@@ -76,7 +71,7 @@ export class RedisSemaphore {
 
   /** Takes a permit if one is free (or within `waitTime` if given); null when none is. */
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | null> {
-    const opts = this.engine.options.resolve(options, 0, PERMIT_OPTION_NAMES);
+    const opts = this.engine.options.resolve(options, 0, PERMIT_OPTIONS);
     const entry = await this.engine.enter(this.target, opts);
     return isBusy(entry) ? null : entry;
   }
@@ -93,8 +88,7 @@ export class RedisSemaphore {
     if (typeof fn !== 'function') {
       throw new LockError(`run() needs the function to run holding a permit, got ${describe(fn)}.`);
     }
-    if (options !== undefined && options !== null) assertRunPolicies(options);
-    const opts = this.engine.options.resolve(options, undefined, PERMIT_RUN_OPTION_NAMES);
+    const opts = this.engine.options.resolve(options, undefined, PERMIT_RUN_OPTIONS);
     return this.engine.runOn(this.target, fn, opts, options);
   }
 

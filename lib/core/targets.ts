@@ -66,6 +66,11 @@ export function permitTarget(prefix: string, key: string, options: unknown): Loc
   assertKnownOptions(options, ['permits']);
   const { permits } = options as { permits?: unknown };
   assertPermits(permits);
+  return checkedPermitTarget(prefix, key, permits);
+}
+
+/** The target of a permit of semaphore `key`, `permits` checked already. */
+export function checkedPermitTarget(prefix: string, key: string, permits: number): LockTarget {
   return { kind: PERMIT_KIND.id, key, name: lockName(prefix, key), permits };
 }
 

@@ -1,15 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import {
-  LockEngine,
   assertOneOf,
+  type LockEngine,
   type RedisSemaphore,
   type LockKeys,
   type LockMode,
@@ -17,14 +10,12 @@ import {
   type LockOptions,
   type RunOptions,
 } from '../core';
-import { openStore, type OpenedStore } from './open-store';
+import type { LockStore } from '../store';
 import { within, TIMED_OUT } from '../time';
 import { LockError, type LockLostError } from '../errors';
+import { LOCK_ENGINE, LOCK_STORE } from './lock-tokens';
 import { LockEvents, type LockEvent } from './observability/lock-events';
-import { LOGGER_CONTEXT } from './redis-lock.constants';
-import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
-import type { RedisLockModuleOptions } from './options/redis-lock-options.interface';
-import { resolveModuleOptions, type StartupCheck } from './options/redis-lock-options.validation';
+import { SERVICE_ENGINE } from './service-engine';
 
 /** Selects the read or the write hold of a read-write lock in the inspecting methods. */
 export interface ModeOption {
@@ -37,16 +28,13 @@ function modeOf(options: ModeOption | undefined): LockMode | undefined {
   return mode;
 }
 
-/** How long the startup check waits for Redis, ms. */
-const STARTUP_CHECK_TIMEOUT = 5_000;
-
 /**
  * Distributed, reentrant locks on Redis. Injected wherever RedisLockModule is imported (it is
  * global by default). Ownership follows the async call chain: a chain that holds a lock may
  * take it again at no cost; any other chain, here or in another process, waits.
  */
 @Injectable()
-export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService {
   /** Emits a LockLostError for every lock lost while held (also logged once). */
   readonly lockLost$: Observable<LockLostError>;
   /**
@@ -54,56 +42,19 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * released (with the hold time), lost, renewal failed. Keys only with `exposeKeys`.
    */
   readonly events$: Observable<LockEvent>;
-  private readonly logger = new Logger(LOGGER_CONTEXT);
-  private readonly events: LockEvents;
-  private readonly store: OpenedStore;
-  private readonly engine: LockEngine;
-  private readonly shutdownTimeout: number;
-  private readonly checkOnStartup: StartupCheck;
 
-  constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
-    const resolved = resolveModuleOptions(options);
-    this.shutdownTimeout = resolved.shutdownTimeout;
-    this.checkOnStartup = resolved.checkOnStartup;
-    this.events = new LockEvents(resolved.exposeKeys);
-    this.lockLost$ = this.events.lost$;
-    this.events$ = this.events.events$;
-    this.store = openStore(resolved, (message) => this.logger.warn(message));
-    this.engine = new LockEngine({
-      store: this.store,
-      keyPrefix: resolved.keyPrefix,
-      leaseTime: resolved.leaseTime,
-      waitTime: resolved.waitTime,
-      fencing: resolved.fencing,
-      syncReplicas: resolved.syncReplicas,
-      onLockLost: resolved.onLockLost,
-      fairQueueTimeout: resolved.fairQueueTimeout,
-      logger: this.logger,
-      observer: this.events,
-    });
+  constructor(
+    @Inject(LOCK_ENGINE) private readonly engine: LockEngine,
+    @Inject(LOCK_STORE) private readonly store: LockStore,
+    @Inject(LockEvents) events: LockEvents,
+  ) {
+    this.lockLost$ = events.lost$;
+    this.events$ = events.events$;
   }
 
-  /**
-   * Connects to Redis as `checkOnStartup` says: fail the bootstrap (at once when the address
-   * refuses, else after STARTUP_CHECK_TIMEOUT), warn without delaying it, or not check (the
-   * memory store has nothing to connect to).
-   */
-  async onModuleInit(): Promise<void> {
-    const connecting = this.store.connect(STARTUP_CHECK_TIMEOUT);
-    if (this.checkOnStartup !== 'fail') {
-      connecting.catch((error: unknown) => {
-        if (this.checkOnStartup === 'warn') {
-          this.logger.warn(`${(error as Error).message} Lock calls fail until it is reachable.`);
-        }
-      });
-      return;
-    }
-    try {
-      await connecting;
-    } catch (error) {
-      await this.store.close(); // a failed bootstrap leaves no socket behind
-      throw error;
-    }
+  /** The engine `@Locked` and `@Semaphore` run on, with the options they checked when decorating. */
+  get [SERVICE_ENGINE](): LockEngine {
+    return this.engine;
   }
 
   /**
@@ -176,9 +127,14 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return this.engine.heldCount;
   }
 
-  /** Round-trip time of a PING to Redis, ms; rejects when Redis does not answer within `timeout` ms. */
+  /**
+   * Round-trip time of a PING to Redis, ms; rejects when Redis does not answer within `timeout`
+   * ms. A LockStore without `ping()` (a store of your own) answers 0.
+   */
   async ping(timeout = 1_000): Promise<number> {
-    const latency = await within(this.store.ping(), timeout);
+    const store = this.store as LockStore & { ping?(): Promise<number> };
+    if (typeof store.ping !== 'function') return 0;
+    const latency = await within(store.ping(), timeout);
     if (latency === TIMED_OUT)
       throw new LockError(`Redis did not answer a PING within ${timeout} ms.`);
     return latency;
@@ -217,17 +173,5 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   forceUnlock(key: string): Promise<boolean> {
     return this.engine.forceUnlock(key);
-  }
-
-  /** Stops granting locks, rejects waiters and waits (up to shutdownTimeout) for held locks. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.engine.close(this.shutdownTimeout);
-  }
-
-  /** Releases what is still held and closes the connections the module opened. */
-  async onApplicationShutdown(): Promise<void> {
-    await this.engine.close();
-    await this.store.close();
-    this.events.complete();
   }
 }

@@ -26,6 +26,14 @@ export interface OpenedStore extends LockStore {
   close(): Promise<void>;
 }
 
+/** The stores openStore opened: the module connects them at startup and closes them. */
+const opened = new WeakSet<LockStore>();
+
+/** `store` as openStore opened it (to connect, ping, close), or undefined: a store of the user's. */
+export function storeOpenedByModule(store: LockStore): OpenedStore | undefined {
+  return opened.has(store) ? (store as OpenedStore) : undefined;
+}
+
 /**
  * Opens the store `source` names: a memory store connection, or a RedisStore on new
  * connections (or the user's client), whose connection errors go to `warn`, rate-limited.
@@ -36,6 +44,16 @@ export function openStore(
   source: StoreSource,
   warn: (message: string) => void,
   ioredisMajor = IOREDIS_MAJOR,
+): OpenedStore {
+  const store = openSource(source, warn, ioredisMajor);
+  opened.add(store);
+  return store;
+}
+
+function openSource(
+  source: StoreSource,
+  warn: (message: string) => void,
+  ioredisMajor: number,
 ): OpenedStore {
   if (source.store !== undefined) {
     return (source.store === 'memory' ? MemoryLockStore.shared : source.store).connect();

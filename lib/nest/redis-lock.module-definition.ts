@@ -1,5 +1,6 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { RedisLockModuleOptions } from './options/redis-lock-options.interface';
+import { EXTRAS_DEFAULTS } from './options/redis-lock-options.validation';
 
 /** The dynamic-module plumbing of RedisLockModule: forRoot / forRootAsync, global by default. */
 export const {
@@ -9,7 +10,7 @@ export const {
   ASYNC_OPTIONS_TYPE: REDIS_LOCK_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<RedisLockModuleOptions>({ moduleName: 'RedisLock' })
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true, mapErrors: true }, (definition, extras) => ({
+  .setExtras(EXTRAS_DEFAULTS, (definition, extras) => ({
     ...definition,
     global: extras.isGlobal,
   }))

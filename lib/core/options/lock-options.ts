@@ -1,16 +1,25 @@
-import type { LockLostError } from '../../errors';
 import { LockOptionsError } from '../../errors';
 import {
-  assertBoolean,
-  assertKnownOptions,
-  assertLeaseTime,
-  assertOneOf,
-  assertWaitTime,
-  describe,
-} from './validate';
+  booleanCheck,
+  leaseTimeCheck,
+  lostPolicyCheck,
+  oneOfCheck,
+  signalCheck,
+  syncReplicasCheck,
+  waitTimeCheck,
+} from './checks';
+import type { ResolvedEngineOptions } from './engine-options';
+import type { LockLostPolicy } from './lost-policy';
+import {
+  checkOptions,
+  withoutOptions,
+  type CheckedOptions,
+  type OptionTable,
+  type OptionTableOf,
+} from './option-table';
+import { describe } from './validate';
 
-/** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
-export type LockLostPolicy = 'throw' | 'ignore' | ((error: LockLostError) => void);
+export type { LockLostPolicy };
 
 /** The mode of a read-write lock hold: many readers, or one writer. */
 export type LockMode = 'read' | 'write';
@@ -69,23 +78,30 @@ export interface RunOptions extends LockOptions {
   onBusy?: BusyPolicy;
 }
 
-/** Per-call options of acquire and tryAcquire. */
-const LOCK_OPTION_NAMES: readonly string[] = [
-  'waitTime',
-  'leaseTime',
-  'signal',
-  'fencing',
-  'syncReplicas',
-  'mode',
-  'fair',
-];
-/** Per-call options of run. */
-export const RUN_OPTION_NAMES: readonly string[] = [...LOCK_OPTION_NAMES, 'onLockLost', 'onBusy'];
-/** Options of `@Locked`: run's, less the signal (a decorator has none to give), plus the key. */
-export const LOCKED_OPTION_NAMES: readonly string[] = [
-  'key',
-  ...RUN_OPTION_NAMES.filter((name) => name !== 'signal'),
-];
+/** The option table of `acquire` and `tryAcquire`: their defaults are the engine's. */
+export const LOCK_OPTIONS = {
+  waitTime: { check: waitTimeCheck },
+  leaseTime: { check: leaseTimeCheck },
+  signal: { check: signalCheck },
+  fencing: { check: booleanCheck },
+  syncReplicas: { check: syncReplicasCheck },
+  mode: { check: oneOfCheck(['read', 'write']) },
+  fair: { check: booleanCheck, default: false },
+} as const satisfies OptionTableOf<LockOptions>;
+
+/** The option table of `run`: a lock's, and what to do when busy or lost. */
+export const RUN_OPTIONS = {
+  ...LOCK_OPTIONS,
+  onLockLost: { check: lostPolicyCheck },
+  onBusy: { check: oneOfCheck(['throw', 'skip']), default: 'throw' },
+} as const satisfies OptionTableOf<RunOptions>;
+
+/** The options a permit of a semaphore does not take. */
+const LOCK_ONLY = ['mode', 'fair', 'fencing'] as const;
+/** The option table of a permit's acquire and tryAcquire. */
+export const PERMIT_OPTIONS = withoutOptions(LOCK_OPTIONS, LOCK_ONLY);
+/** The option table of a semaphore's run and of `@Semaphore`. */
+export const PERMIT_RUN_OPTIONS = withoutOptions(RUN_OPTIONS, LOCK_ONLY);
 
 /** Lock options after defaults and validation. */
 export interface ResolvedLockOptions {
@@ -100,101 +116,73 @@ export interface ResolvedLockOptions {
   readonly fair: boolean;
 }
 
-/** Module-wide defaults of per-call options. */
-export interface LockDefaults {
-  waitTime: number;
-  leaseTime: number;
-  fencing: boolean;
-  /** Default 0. */
-  syncReplicas?: number;
-}
+/** The engine-wide defaults that per-call options fill in. */
+export type LockDefaults = Pick<
+  ResolvedEngineOptions,
+  'waitTime' | 'leaseTime' | 'fencing' | 'syncReplicas'
+>;
 
-/** Most replicas `syncReplicas` may ask for (a sanity bound: Redis has no hard limit). */
-export const MAX_SYNC_REPLICAS = 100;
+/** Per-call options as given and checked (run's: with the busy and lost policies). */
+export type CheckedRunOptions = CheckedOptions<typeof RUN_OPTIONS>;
 
-/** Checks a `syncReplicas` count: a whole number from 0 to MAX_SYNC_REPLICAS. */
-export function assertSyncReplicas(value: unknown): asserts value is number {
-  if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_SYNC_REPLICAS) {
-    throw new LockOptionsError(
-      'syncReplicas',
-      `expected a whole number of replicas from 0 to ${MAX_SYNC_REPLICAS}, got ${describe(value)}.`,
-    );
-  }
-}
-
-/** Checks an `onLockLost` policy. */
-export function assertLostPolicy(
-  value: unknown,
-  option = 'onLockLost',
-): asserts value is LockLostPolicy {
-  if (value !== 'throw' && value !== 'ignore' && typeof value !== 'function') {
-    throw new LockOptionsError(
-      option,
-      `expected 'throw', 'ignore' or a function (error) => void, got ${describe(value)}.`,
-    );
-  }
-}
-
-/** Checks the per-call options that `run` adds to `LockOptions` (when given). */
-export function assertRunPolicies(options: RunOptions): void {
-  if (options.onLockLost !== undefined) assertLostPolicy(options.onLockLost);
-  if (options.onBusy !== undefined) assertOneOf(options.onBusy, ['throw', 'skip'], 'onBusy');
-}
-
-/** Validates per-call options (names from `known`) and fills in the defaults. */
-export function resolveLockOptions(
-  options: LockOptions | undefined,
-  defaults: LockDefaults,
-  known: readonly string[] = LOCK_OPTION_NAMES,
-): ResolvedLockOptions {
-  if (options === undefined) {
-    return {
-      waitTime: defaults.waitTime,
-      leaseTime: defaults.leaseTime,
-      watchdog: true,
-      signal: undefined,
-      fencing: defaults.fencing,
-      syncReplicas: defaults.syncReplicas ?? 0,
-      mode: undefined,
-      fair: false,
-    };
-  }
+/**
+ * Checks per-call options against `table` (by default a lock's): each value, then the rules
+ * between them. Returns the options given, checked, without defaults.
+ */
+export function checkLockOptions(
+  options: unknown,
+  table: OptionTable = LOCK_OPTIONS,
+): CheckedRunOptions {
   if (typeof options !== 'object' || options === null) {
     throw new LockOptionsError('options', `expected an object, got ${describe(options)}.`);
   }
-  assertKnownOptions(options, known);
-  const { waitTime = defaults.waitTime, leaseTime, signal, fencing = defaults.fencing } = options;
-  const syncReplicas = options.syncReplicas ?? defaults.syncReplicas ?? 0;
-  assertSyncReplicas(syncReplicas);
-  assertWaitTime(waitTime);
-  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new LockOptionsError('signal', `expected an AbortSignal, got ${describe(signal)}.`);
-  }
-  assertBoolean(fencing, 'fencing');
-  const { mode, fair = false } = options;
-  if (mode !== undefined) assertOneOf(mode, ['read', 'write'], 'mode');
-  assertBoolean(fair, 'fair');
-  if (fair && mode !== undefined) {
+  const checked = checkOptions(table, options) as CheckedRunOptions;
+  const { mode, fair } = checked;
+  if (fair === true && mode !== undefined) {
     throw new LockOptionsError(
       'fair',
       'a fair lock is a plain lock: give `fair` or `mode`, not both.',
     );
   }
-  if (options.fencing === true && (fair || mode !== undefined)) {
+  if (checked.fencing === true && (fair === true || mode !== undefined)) {
     throw new LockOptionsError(
       'fencing',
       'fencing tokens are issued for plain locks only (Redisson has no fenced fair or read-write lock).',
     );
   }
+  return checked;
+}
+
+/** Fills checked per-call options in with `defaults` (checks nothing). */
+export function completeLockOptions(
+  checked: CheckedRunOptions,
+  defaults: LockDefaults,
+  signal = checked.signal,
+): ResolvedLockOptions {
+  const { leaseTime, mode } = checked;
+  const fair = checked.fair ?? LOCK_OPTIONS.fair.default;
   return {
-    waitTime,
+    waitTime: checked.waitTime ?? defaults.waitTime,
     leaseTime: leaseTime ?? defaults.leaseTime,
     watchdog: leaseTime === undefined,
     signal,
-    fencing: fencing && !fair && mode === undefined,
-    syncReplicas,
+    fencing: (checked.fencing ?? defaults.fencing) && !fair && mode === undefined,
+    syncReplicas: checked.syncReplicas ?? defaults.syncReplicas,
     mode,
     fair,
   };
 }
+
+/** Validates per-call options (against `table`, a lock's by default) and fills in the defaults. */
+export function resolveLockOptions(
+  options: LockOptions | undefined,
+  defaults: LockDefaults,
+  table: OptionTable = LOCK_OPTIONS,
+): ResolvedLockOptions {
+  return completeLockOptions(
+    options === undefined ? NOTHING_GIVEN : checkLockOptions(options, table),
+    defaults,
+  );
+}
+
+const NOTHING_GIVEN: CheckedRunOptions = Object.freeze({});

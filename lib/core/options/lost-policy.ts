@@ -1,5 +1,7 @@
 import type { LockLostError } from '../../errors';
-import type { LockLostPolicy } from './lock-options';
+
+/** What to do when a lock was lost while `run`'s function (or a `@Locked` method) ran. */
+export type LockLostPolicy = 'throw' | 'ignore' | ((error: LockLostError) => void);
 
 /**
  * Applies an `onLockLost` policy to a loss found when locked work ended: throws the error

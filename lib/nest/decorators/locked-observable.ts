@@ -1,8 +1,8 @@
 import { Observable, isObservable, type Subscription } from 'rxjs';
 import { LockError } from '../../errors';
 
-/** Runs `body` holding the guard (a lock or a permit); `signal` cancels the wait. */
-export type GuardedRun = (body: () => Promise<void>, signal: AbortSignal) => Promise<unknown>;
+/** Runs `body` holding a lock or a permit; `signal` cancels the wait. */
+export type LockedRun = (body: () => Promise<void>, signal: AbortSignal) => Promise<unknown>;
 
 /**
  * The Observable a `@Locked` method declared as returning one gives its caller: the lock is
@@ -12,7 +12,7 @@ export type GuardedRun = (body: () => Promise<void>, signal: AbortSignal) => Pro
  * Promise-returning method.
  */
 export function lockedObservable(
-  run: GuardedRun,
+  run: LockedRun,
   subscribe: () => unknown,
   where: string,
 ): Observable<unknown> {

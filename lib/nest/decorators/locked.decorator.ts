@@ -1,16 +1,6 @@
-import { Inject, Logger } from '@nestjs/common';
-import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants';
+import { Logger } from '@nestjs/common';
 import { Observable, isObservable, lastValueFrom } from 'rxjs';
-import {
-  assertRunPolicies,
-  LOCKED_OPTION_NAMES,
-  type RunOptions,
-  assertBoolean,
-  assertKnownOptions,
-  assertLeaseTime,
-  assertWaitTime,
-  describe,
-} from '../../core';
+import { describe, type LockEngine } from '../../core';
 import {
   checkBuiltKey,
   checkBuiltKeys,
@@ -20,26 +10,17 @@ import {
 } from './key-template';
 import { LockError, LockKeyError, LockOptionsError } from '../../errors';
 import { LockService } from '../lock.service';
-import { lockedObservable, type GuardedRun } from './locked-observable';
+import { lockedObservable, type LockedRun } from './locked-observable';
 import { LOCK_SERVICE_REF, LOGGER_CONTEXT } from '../redis-lock.constants';
+import { SERVICE_ENGINE } from '../service-engine';
+import { injectPropertyOnce } from './property-dependency';
+import {
+  checkLockedOptions,
+  type CheckedLockedOptions,
+  type LockedOptions,
+} from './locked-options';
 
-/** Options of `@Locked`: exactly one of `key` (one lock) and `keys` (a multi-lock). */
-export interface LockedOptions extends Omit<RunOptions, 'signal'> {
-  /**
-   * The lock key: a template (`'order:<0>'`, `'order:<0.id>:<1>'`) or a function of the
-   * method's arguments returning the key.
-   */
-  // `any`: the function is typed by the user with the method's own parameter types.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  key?: string | ((...args: any[]) => string);
-  /**
-   * The keys of a multi-lock (all or none, deadlock-free): a list of templates
-   * (`['account:<0>', 'account:<1>']`) or a function of the method's arguments returning the
-   * list. Plain locks only (no `mode`, no `fair`).
-   */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  keys?: readonly string[] | ((...args: any[]) => readonly string[]);
-}
+export type { LockedOptions };
 
 /** A method `@Locked` can wrap: one returning a Promise or an Observable. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -52,7 +33,7 @@ export type LockedDecorator = <M extends LockableMethod>(
   descriptor: TypedPropertyDescriptor<M>,
 ) => TypedPropertyDescriptor<M>;
 
-/** What a guard decorator (`@Locked`, `@Semaphore`) knows of the method it decorates. */
+/** What a locking decorator (`@Locked`, `@Semaphore`) knows of the method it decorates. */
 export interface DecoratedMethod {
   readonly target: object;
   readonly propertyKey: string | symbol;
@@ -61,8 +42,8 @@ export interface DecoratedMethod {
   readonly where: string;
 }
 
-/** Runs a body under the guard for one call's arguments (throws on bad arguments). */
-export type CallGuard = (
+/** Runs a body holding the lock or permit for one call's arguments (throws on bad arguments). */
+export type LockedCall = (
   args: unknown[],
 ) => (locks: LockService, body: () => Promise<unknown>, signal?: AbortSignal) => Promise<unknown>;
 
@@ -99,25 +80,38 @@ export function Locked(
   } else {
     options = { ...maybeOptions, key: templateOrOptions };
   }
-  const runOptions = checkLockedOptions(options);
-  return guardDecorator('@Locked', (decorated) => {
-    const build = keysBuilder(options, decorated);
+  const checked = checkLockedOptions(options);
+  return lockingDecorator('@Locked', (decorated) => {
+    const build = keysBuilder(checked, decorated);
+    const { runOptions } = checked;
     return (args) => {
       const keys = build(args);
-      return (locks, body, signal) =>
-        locks.run(keys, body, signal ? { ...runOptions, signal } : runOptions);
+      return (locks, body, signal) => {
+        const engine = engineOf(locks);
+        if (engine !== undefined) return engine.runChecked(keys, body, runOptions, signal);
+        return locks.run(keys, body, signal ? { ...runOptions, signal } : runOptions);
+      };
     };
   });
 }
 
 /**
- * The decorator shared by `@Locked` and `@Semaphore`: `prepare` (at decoration time) checks
- * what it can and returns the call guard; the wrapper finds the instance's LockService and runs
- * the method under the guard, for Promise and Observable methods alike.
+ * The engine of the instance's LockService, which runs a decorated call with the options the
+ * decorator checked (no check per call); undefined for a LockService of the user's own (an
+ * override), which gets the options through its `run()` / `semaphore()`.
  */
-export function guardDecorator(
+export function engineOf(locks: LockService): LockEngine | undefined {
+  return (locks as Partial<Record<typeof SERVICE_ENGINE, LockEngine>>)[SERVICE_ENGINE];
+}
+
+/**
+ * The decorator shared by `@Locked` and `@Semaphore`: `prepare` (at decoration time) checks
+ * what it can and returns the locked call; the wrapper finds the instance's LockService and runs
+ * the method holding its lock or permit, for Promise and Observable methods alike.
+ */
+export function lockingDecorator(
   name: string,
-  prepare: (decorated: DecoratedMethod) => CallGuard,
+  prepare: (decorated: DecoratedMethod) => LockedCall,
 ): LockedDecorator {
   return <M extends LockableMethod>(
     target: object,
@@ -130,17 +124,17 @@ export function guardDecorator(
       throw new LockOptionsError(name, `${where}: ${name} applies to methods only.`);
     }
     const original = method as (...args: unknown[]) => unknown;
-    const guard = prepare({ target, propertyKey, method: original, where });
+    const lockedCall = prepare({ target, propertyKey, method: original, where });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable = returnType === Observable;
     let warnedKey = false;
 
-    const guarded = function (this: object, ...args: unknown[]): unknown {
+    const wrapper = function (this: object, ...args: unknown[]): unknown {
       let locks: LockService;
-      let run: ReturnType<CallGuard>;
+      let run: ReturnType<LockedCall>;
       try {
         locks = lockServiceOf(this, where, name);
-        run = guard(args);
+        run = lockedCall(args);
       } catch (error) {
         if (error instanceof LockKeyError && !warnedKey) {
           warnedKey = true; // the caller's input, usually: once per method, not per request
@@ -153,7 +147,7 @@ export function guardDecorator(
           : Promise.reject(error);
       }
       if (returnsObservable) {
-        const runObservable: GuardedRun = (body, signal) => run(locks, body, signal);
+        const runObservable: LockedRun = (body, signal) => run(locks, body, signal);
         return lockedObservable(runObservable, () => original.apply(this, args), where);
       }
       return run(locks, async () => {
@@ -162,42 +156,18 @@ export function guardDecorator(
       });
     };
 
-    copyMetadata(original, guarded);
-    Object.defineProperty(guarded, 'name', { value: original.name });
-    Object.defineProperty(guarded, 'length', { value: original.length });
-    descriptor.value = guarded as M;
+    copyMetadata(original, wrapper);
+    Object.defineProperty(wrapper, 'name', { value: original.name });
+    Object.defineProperty(wrapper, 'length', { value: original.length });
+    descriptor.value = wrapper as M;
     if (typeof target !== 'function') declareLockService(target);
     return descriptor;
   };
 }
 
-const LOCKED_NAMES = [...LOCKED_OPTION_NAMES, 'keys'];
-
-function checkLockedOptions(options: LockedOptions): RunOptions {
-  assertKnownOptions(options, LOCKED_NAMES);
-  const { key, keys, waitTime, leaseTime, fencing, ...policies } = options;
-  if (key !== undefined && keys !== undefined) {
-    throw new LockOptionsError(
-      'keys',
-      '@Locked takes one of key (one lock) and keys (a multi-lock), got both.',
-    );
-  }
-  if (keys !== undefined && (policies.mode !== undefined || policies.fair !== undefined)) {
-    throw new LockOptionsError(
-      policies.mode !== undefined ? 'mode' : 'fair',
-      'a multi-lock (a list of keys) takes plain locks only.',
-    );
-  }
-  if (waitTime !== undefined) assertWaitTime(waitTime);
-  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
-  if (fencing !== undefined) assertBoolean(fencing, 'fencing');
-  assertRunPolicies(policies);
-  return { ...policies, waitTime, leaseTime, fencing };
-}
-
 /** The builder of a call's key (`key`) or key list (`keys`). */
 function keysBuilder(
-  options: LockedOptions,
+  options: CheckedLockedOptions,
   decorated: DecoratedMethod,
 ): (args: readonly unknown[]) => string | string[] {
   const { where } = decorated;
@@ -233,11 +203,7 @@ function paramCountOf(decorated: DecoratedMethod): number {
  * for every scope then), naming the class and LOCK_SERVICE_REF's description: the fix.
  */
 function declareLockService(prototype: object): void {
-  const declared = (Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? []) as {
-    key: unknown;
-  }[];
-  if (declared.some((dependency) => dependency.key === LOCK_SERVICE_REF)) return;
-  Inject(LockService)(prototype, LOCK_SERVICE_REF);
+  injectPropertyOnce(prototype, LOCK_SERVICE_REF, LockService);
 }
 
 function lockServiceOf(instance: object, where: string, name: string): LockService {

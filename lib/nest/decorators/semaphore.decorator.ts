@@ -1,14 +1,15 @@
 import {
-  type PermitRunOptions,
-  assertRunPolicies,
-  LOCKED_OPTION_NAMES,
-  assertKnownOptions,
-  assertLeaseTime,
-  assertWaitTime,
   assertPermits,
+  checkedElsewhere,
+  checkLockOptions,
+  PERMIT_RUN_OPTIONS,
+  withoutOptions,
+  type CheckedRunOptions,
+  type OptionTableOf,
+  type PermitRunOptions,
 } from '../../core';
 import { LockOptionsError } from '../../errors';
-import { guardDecorator, keyBuilder, type LockedDecorator } from './locked.decorator';
+import { engineOf, lockingDecorator, keyBuilder, type LockedDecorator } from './locked.decorator';
 
 /** Options of `@Semaphore`: the semaphore's key and limit, and run options. */
 export interface SemaphoreOptions extends Omit<PermitRunOptions, 'signal'> {
@@ -19,10 +20,18 @@ export interface SemaphoreOptions extends Omit<PermitRunOptions, 'signal'> {
   permits: number;
 }
 
-const SEMAPHORE_OPTION_NAMES = [
-  'permits',
-  ...LOCKED_OPTION_NAMES.filter((name) => !['mode', 'fair', 'fencing'].includes(name)),
-];
+/** The option table of `@Semaphore`: a permit's run options less the signal, key and permits. */
+const SEMAPHORE_OPTIONS = {
+  permits: {
+    check: (value: unknown): number => {
+      assertPermits(value);
+      return value;
+    },
+  },
+  /** Checked when its template compiles (LockKeyError). */
+  key: { check: checkedElsewhere<SemaphoreOptions['key']>() },
+  ...withoutOptions(PERMIT_RUN_OPTIONS, ['signal']),
+} as const satisfies OptionTableOf<SemaphoreOptions>;
 
 /**
  * Runs the method holding a permit of a semaphore of leased permits (see
@@ -47,31 +56,34 @@ export function Semaphore(
       ? templateOrOptions
       : ({ ...maybeOptions, key: templateOrOptions } as SemaphoreOptions);
   const { key, permits, runOptions } = checkSemaphoreOptions(options);
-  return guardDecorator('@Semaphore', (decorated) => {
+  return lockingDecorator('@Semaphore', (decorated) => {
     const build = keyBuilder(key, decorated);
     return (args) => {
       const name = build(args);
-      return (locks, body, signal) =>
-        locks
+      return (locks, body, signal) => {
+        const engine = engineOf(locks);
+        if (engine !== undefined) return engine.runChecked(name, body, runOptions, signal, permits);
+        return locks
           .semaphore(name, { permits })
           .run(body, signal ? { ...runOptions, signal } : runOptions);
+      };
     };
   });
 }
 
+/** `@Semaphore`'s options, checked when it decorates (`permits` is required). */
 function checkSemaphoreOptions(options: SemaphoreOptions): {
   key: SemaphoreOptions['key'];
   permits: number;
-  runOptions: PermitRunOptions;
+  runOptions: CheckedRunOptions;
 } {
   if (typeof options !== 'object' || options === null) {
     throw new LockOptionsError('@Semaphore', 'expected a key template and { permits }.');
   }
-  assertKnownOptions(options, SEMAPHORE_OPTION_NAMES);
-  const { key, permits, waitTime, leaseTime, ...policies } = options;
+  const { key, permits, ...runOptions } = checkLockOptions(
+    options,
+    SEMAPHORE_OPTIONS,
+  ) as CheckedRunOptions & Partial<Pick<SemaphoreOptions, 'key' | 'permits'>>;
   assertPermits(permits);
-  if (waitTime !== undefined) assertWaitTime(waitTime);
-  if (leaseTime !== undefined) assertLeaseTime(leaseTime);
-  assertRunPolicies(policies);
-  return { key, permits, runOptions: { ...policies, waitTime, leaseTime } };
+  return { key: key!, permits, runOptions: Object.freeze(runOptions) };
 }

@@ -12,9 +12,8 @@ import { lockErrorAnswer, type BusyStatus, type LockErrorAnswer } from './lock-e
 import { LockAcquireTimeoutError, LockKeyError, LockRedisError } from '../../errors';
 import { redisErrorAnswer, type RedisErrorStatus } from './redis-error-answer';
 import { LOGGER_CONTEXT } from '../redis-lock.constants';
-import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition';
-import type { RedisLockModuleOptions } from '../options/redis-lock-options.interface';
-import { resolveModuleOptions } from '../options/redis-lock-options.validation';
+import { RESOLVED_LOCK_OPTIONS } from '../lock-tokens';
+import type { ResolvedModuleOptions } from '../options/redis-lock-options.validation';
 
 /**
  * Answers a busy lock (LockAcquireTimeoutError) with `busyStatus` (409 by default), a bad key
@@ -32,14 +31,14 @@ export class LockExceptionFilter implements ExceptionFilter {
   private readonly exposeKeys: boolean;
 
   constructor(
-    @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
+    @Inject(RESOLVED_LOCK_OPTIONS) options: ResolvedModuleOptions,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {
     ({
       busyStatus: this.busyStatus,
       redisErrorStatus: this.redisErrorStatus,
       exposeKeys: this.exposeKeys,
-    } = resolveModuleOptions(options));
+    } = options);
   }
 
   /** Answers in the transport of `host`; returns what RPC and GraphQL expect back. */

@@ -1,45 +1,89 @@
 import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
-import { describe } from '../../core';
+import { describe, type OptionTableOf } from '../../core';
 import type { ClusterConfig } from '../../stores/redis';
 import { MemoryLockStore } from '../../stores/memory';
+import type { LockStore } from '../../store';
 import { LockOptionsError } from '../../errors';
+import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 
-/**
- * The module options that say where locks live, each with a one-line description for error
- * messages. Exactly one of them is given.
- */
-const SOURCES: Readonly<Record<string, string>> = {
+/** The module options that say where locks live: exactly one of them is given. */
+type SourceOptions = Pick<RedisLockModuleOptions, 'redis' | 'cluster' | 'client' | 'store'>;
+
+/** Each source option, with a one-line description for error messages. */
+const SOURCES: Readonly<Record<keyof SourceOptions, string>> = {
   redis: 'ioredis options or a redis:// URL, Sentinel included; the module owns the connections',
   cluster: '{ nodes, options? } of a Redis Cluster; the module owns the connections',
   client: 'an ioredis Redis or Cluster instance you own',
-  store: "'memory' or a MemoryLockStore: locks in this process's memory, for tests",
+  store: "'memory', a MemoryLockStore or a LockStore of your own",
 };
 
-/** Names of the source options, for the list of known options. */
-export const SOURCE_OPTIONS = Object.keys(SOURCES);
+/** The option table of the source options: the shape of each (exactly one: assertOneSource). */
+export const SOURCE_OPTIONS = {
+  redis: { check: redisCheck },
+  cluster: { check: clusterCheck },
+  client: { check: clientCheck },
+  store: { check: storeCheck },
+} as const satisfies OptionTableOf<SourceOptions>;
 
-/** Checks that exactly one source option is given, and that it is well-formed. */
-export function assertConnectionSource(options: Record<string, unknown>): void {
-  const given = SOURCE_OPTIONS.filter((name) => options[name] !== undefined);
+/** Checks that exactly one source option is given (before each one's shape). */
+export function assertOneSource(options: Record<string, unknown>): void {
+  const names = Object.keys(SOURCES) as (keyof SourceOptions)[];
+  const given = names.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
-    const list = SOURCE_OPTIONS.map((name) => `\`${name}\` (${SOURCES[name]})`);
+    const list = names.map((name) => `\`${name}\` (${SOURCES[name]})`);
     throw new LockOptionsError(
-      given[1] ?? SOURCE_OPTIONS[0],
+      given[1] ?? names[0],
       `give exactly one of ${list.join(', or ')}; got ${given.length === 0 ? 'none' : given.map((name) => `\`${name}\``).join(' and ')}.`,
     );
   }
-  if (options.redis !== undefined) assertRedis(options.redis);
-  if (options.cluster !== undefined) assertCluster(options.cluster);
-  if (options.client !== undefined) assertClient(options.client);
-  if (options.store !== undefined) assertStore(options.store);
 }
 
-function assertStore(store: unknown): void {
-  if (store === 'memory' || store instanceof MemoryLockStore) return;
+/** The methods every LockStore has (the store seam's required operations). */
+const LOCK_STORE_METHODS = [
+  'acquire',
+  'release',
+  'renew',
+  'forceUnlock',
+  'remainingTtl',
+  'channel',
+  'subscribe',
+  'unsubscribe',
+  'listen',
+] as const;
+
+/** Whether `store` is a LockStore of the user's own (not the memory store or its name). */
+export function isUserStore(store: unknown): store is LockStore {
+  return (
+    typeof store === 'object' &&
+    store !== null &&
+    !(store instanceof MemoryLockStore) &&
+    LOCK_STORE_METHODS.every(
+      (method) => typeof (store as Record<string, unknown>)[method] === 'function',
+    )
+  );
+}
+
+function storeCheck(store: unknown): 'memory' | MemoryLockStore | LockStore {
+  if (store === 'memory' || store instanceof MemoryLockStore || isUserStore(store)) return store;
   throw new LockOptionsError(
     'store',
-    `expected 'memory' or a MemoryLockStore, got ${describe(store)}.`,
+    `expected 'memory' or a MemoryLockStore (locks in this process's memory), or a LockStore of your own (${LOCK_STORE_METHODS.join(', ')}), got ${describe(store)}.`,
   );
+}
+
+function redisCheck(redis: unknown): RedisOptions | string {
+  assertRedis(redis);
+  return redis as RedisOptions | string;
+}
+
+function clusterCheck(cluster: unknown): ClusterConfig {
+  assertCluster(cluster);
+  return cluster as ClusterConfig;
+}
+
+function clientCheck(client: unknown): Redis | Cluster {
+  assertClient(client);
+  return client as Redis | Cluster;
 }
 
 function assertRedis(redis: unknown): void {

@@ -1,5 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
 import type { MemoryLockStore } from '../../stores/memory';
+import type { LockStore } from '../../store';
 import type { ClusterConfig } from '../../stores/redis';
 import type { LockLostPolicy } from '../../core';
 import type { BusyStatus } from '../errors/lock-error-answer';
@@ -30,9 +31,10 @@ export interface RedisLockModuleOptions {
    * development: `'memory'` uses one store shared by every application in the process (as apps
    * on one Redis share their locks); a `new MemoryLockStore()` of your own isolates a group of
    * apps. Same semantics as Redis within the process (re-entry, waits, leases, loss, fencing),
-   * no exclusion across processes.
+   * no exclusion across processes. Any other `LockStore` (a wrapper of one, a test double) is
+   * used as given: the module neither connects nor closes it (see docs/testing.md).
    */
-  store?: 'memory' | MemoryLockStore;
+  store?: 'memory' | MemoryLockStore | LockStore;
   /** Prepended to every lock key, e.g. `'billing:'` to keep apps on one Redis apart. Default none. */
   keyPrefix?: string;
   /** Watchdog lease in ms, renewed every third of it while the owner runs. Default 30 000. */

@@ -1,86 +1,99 @@
-import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
-import type { MemoryLockStore } from '../../stores/memory';
-import { assertConnectionSource, SOURCE_OPTIONS } from './connection-source.validation';
-import type { ClusterConfig } from '../../stores/redis';
 import {
-  assertLostPolicy,
-  assertSyncReplicas,
-  type LockLostPolicy,
-  assertBoolean,
   assertKnownOptions,
-  assertLeaseTime,
-  assertOneOf,
-  assertWaitTime,
+  booleanCheck,
+  checkOptions,
   describe,
-  hashTagMessage,
-  hashTagProblem,
-  MAX_KEY_BYTES,
+  ENGINE_OPTIONS,
+  millisecondsCheck,
+  oneOfCheck,
+  optionDefaults,
+  optionNames,
+  resolveOptions,
+  type Check,
+  type OptionTableOf,
+  type ResolvedOptions,
 } from '../../core';
 import type { BusyStatus } from '../errors/lock-error-answer';
 import { noReplicasError } from '../../store';
-import { REDIS_ERROR_STATUSES, type RedisErrorStatus } from '../errors/redis-error-answer';
+import { REDIS_ERROR_STATUSES } from '../errors/redis-error-answer';
 import { LockOptionsError } from '../../errors';
-import {
-  DEFAULT_LEASE_TIME,
-  DEFAULT_SHUTDOWN_TIMEOUT,
-  DEFAULT_WAIT_TIME,
-} from '../redis-lock.constants';
+import { assertOneSource, isUserStore, SOURCE_OPTIONS } from './connection-source.validation';
 import type { RedisLockModuleOptions } from './redis-lock-options.interface';
 
-/** Module options after validation, with defaults filled in. */
-export interface ResolvedModuleOptions {
-  redis: RedisOptions | string | undefined;
-  cluster: ClusterConfig | undefined;
-  client: Redis | Cluster | undefined;
-  store: 'memory' | MemoryLockStore | undefined;
-  keyPrefix: string;
-  leaseTime: number;
-  waitTime: number;
-  fencing: boolean;
-  onLockLost: LockLostPolicy;
-  shutdownTimeout: number;
-  checkOnStartup: StartupCheck;
-  busyStatus: BusyStatus;
-  redisErrorStatus: RedisErrorStatus;
-  exposeKeys: boolean;
-  syncReplicas: number;
-  syncTimeout: number;
-  fairQueueTimeout: number;
+/** What the module does when Redis cannot be reached at startup. */
+export type StartupCheckMode = 'fail' | 'warn' | 'off';
+
+/** One of some HTTP statuses (`expected 409, 423 or 503`). */
+function statusCheck<const T extends number>(allowed: readonly T[]): Check<T> {
+  const list = `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+  return (value, option) => {
+    if (!allowed.includes(value as T)) {
+      throw new LockOptionsError(option, `expected ${list}, got ${describe(value)}.`);
+    }
+    return value as T;
+  };
 }
 
+const shutdownTimeoutCheck: Check<number> = (value, option) => {
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
+    throw new LockOptionsError(
+      option,
+      `expected a finite number of milliseconds >= 0, got ${describe(value)}.`,
+    );
+  }
+  return value;
+};
+
 /**
- * Default of `fairQueueTimeout`, ms: a waiter that died keeps later ones waiting this long
- * past its turn at most. Redisson's 5 minutes suit threads that retry at once; here a live
- * waiter comes back within ms of its turn (notice, or its wait timer), so 5 s spares a queue
- * behind a crashed process minutes of standstill while a live but slow waiter (an event loop
- * stalled by GC) still keeps its place.
+ * The module's option table: each option of `forRoot` with its check and default, in the order
+ * they are checked (after the source: exactly one of `redis`, `cluster`, `client`, `store`).
+ * The engine's options and their defaults come from the engine's table (ENGINE_OPTIONS).
  */
-export const DEFAULT_FAIR_QUEUE_TIMEOUT = 5_000;
-
-/** Default of `syncTimeout`: how long WAIT waits for replicas, ms. */
-export const DEFAULT_SYNC_TIMEOUT = 1_000;
-
-/** What the module does when Redis cannot be reached at startup. */
-export type StartupCheck = 'fail' | 'warn' | 'off';
-
-const KNOWN_OPTIONS = [
+export const MODULE_OPTIONS = {
   ...SOURCE_OPTIONS,
-  'keyPrefix',
-  'leaseTime',
-  'waitTime',
-  'fencing',
-  'onLockLost',
-  'shutdownTimeout',
-  'checkOnStartup',
-  'busyStatus',
-  'redisErrorStatus',
-  'exposeKeys',
-  'syncReplicas',
-  'syncTimeout',
-  'fairQueueTimeout',
-  'isGlobal',
-  'mapErrors',
-];
+  keyPrefix: ENGINE_OPTIONS.keyPrefix,
+  leaseTime: ENGINE_OPTIONS.leaseTime,
+  waitTime: ENGINE_OPTIONS.waitTime,
+  fencing: ENGINE_OPTIONS.fencing,
+  onLockLost: ENGINE_OPTIONS.onLockLost,
+  shutdownTimeout: { check: shutdownTimeoutCheck, default: 5_000 },
+  checkOnStartup: { check: oneOfCheck<StartupCheckMode>(['fail', 'warn', 'off']), default: 'fail' },
+  busyStatus: { check: statusCheck<BusyStatus>([409, 423, 503]), default: 409 },
+  redisErrorStatus: { check: statusCheck(REDIS_ERROR_STATUSES), default: 503 },
+  exposeKeys: { check: booleanCheck, default: false },
+  syncReplicas: ENGINE_OPTIONS.syncReplicas,
+  syncTimeout: { check: millisecondsCheck(1, 60_000), default: 1_000 },
+  fairQueueTimeout: ENGINE_OPTIONS.fairQueueTimeout,
+} as const satisfies OptionTableOf<RedisLockModuleOptions>;
+
+/** How the module is registered (`forRoot`'s extras): not part of the resolved options. */
+export interface ModuleExtras {
+  /** Register the module globally. Default true. */
+  isGlobal?: boolean;
+  /** Map busy locks, bad keys and Redis failures to HTTP/RPC/GraphQL answers. Default true. */
+  mapErrors?: boolean;
+}
+
+/** The table of `forRoot`'s extras. */
+export const MODULE_EXTRAS = {
+  isGlobal: { check: booleanCheck, default: true },
+  mapErrors: { check: booleanCheck, default: true },
+} as const satisfies OptionTableOf<ModuleExtras>;
+
+/** The defaults of `forRoot`'s extras (ConfigurableModuleBuilder's `setExtras`). */
+export const EXTRAS_DEFAULTS = optionDefaults(MODULE_EXTRAS);
+
+/** Module options after validation, with defaults filled in. */
+export type ResolvedModuleOptions = ResolvedOptions<typeof MODULE_OPTIONS>;
+
+/** The names `forRoot` knows: the options and the extras. */
+const KNOWN_NAMES = [...optionNames(MODULE_OPTIONS), ...optionNames(MODULE_EXTRAS)];
+
+/** forTesting's own defaults: a busy lock fails within a test's time limit, app.close() is quick. */
+export const TESTING_DEFAULTS = {
+  waitTime: 1_000,
+  shutdownTimeout: 0,
+} as const satisfies RedisLockModuleOptions;
 
 /** Checks that the module was given an options object at all (`forRoot()` or a factory). */
 export function assertOptionsObject(options: unknown): asserts options is object {
@@ -92,104 +105,24 @@ export function assertOptionsObject(options: unknown): asserts options is object
   }
 }
 
-/** Validates module options (throwing LockOptionsError naming the option) and fills defaults. */
+/** Checks `forRoot`'s extras, when given (the module builder takes them out of the options). */
+export function assertExtras(options: ModuleExtras): void {
+  checkOptions(MODULE_EXTRAS, { isGlobal: options.isGlobal, mapErrors: options.mapErrors });
+}
+
+/**
+ * Validates module options (throwing LockOptionsError naming the option: unknown names, then
+ * the source, then each option in table order, then the rules between options) and fills in
+ * the defaults.
+ */
 export function resolveModuleOptions(options: unknown): ResolvedModuleOptions {
   assertOptionsObject(options);
   const given = options as Record<string, unknown>;
-  assertKnownOptions(given, KNOWN_OPTIONS);
-  assertConnectionSource(given);
-  const o = given as RedisLockModuleOptions;
-  const keyPrefix = o.keyPrefix ?? '';
-  if (typeof keyPrefix !== 'string') {
-    throw new LockOptionsError('keyPrefix', `expected a string, got ${describe(keyPrefix)}.`);
-  }
-  if (!keyPrefix.isWellFormed()) {
-    throw new LockOptionsError(
-      'keyPrefix',
-      `contains a lone UTF-16 surrogate, which is not valid unicode (Redis would store it as U+FFFD), got ${describe(keyPrefix)}.`,
-    );
-  }
-  const tag = hashTagProblem(keyPrefix);
-  if (tag !== undefined) {
-    throw new LockOptionsError('keyPrefix', hashTagMessage(describe(keyPrefix), tag));
-  }
-  if (Buffer.byteLength(keyPrefix) >= MAX_KEY_BYTES) {
-    throw new LockOptionsError(
-      'keyPrefix',
-      `is ${Buffer.byteLength(keyPrefix)} bytes long and leaves no room for a key: a lock name (keyPrefix + key) is limited to ${MAX_KEY_BYTES} bytes.`,
-    );
-  }
-  const leaseTime = o.leaseTime ?? DEFAULT_LEASE_TIME;
-  assertLeaseTime(leaseTime);
-  const waitTime = o.waitTime ?? DEFAULT_WAIT_TIME;
-  assertWaitTime(waitTime);
-  const fencing = o.fencing ?? false;
-  assertBoolean(fencing, 'fencing');
-  const onLockLost = o.onLockLost ?? 'throw';
-  assertLostPolicy(onLockLost);
-  const shutdownTimeout = o.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT;
-  if (
-    typeof shutdownTimeout !== 'number' ||
-    !(shutdownTimeout >= 0) ||
-    !Number.isFinite(shutdownTimeout)
-  ) {
-    throw new LockOptionsError(
-      'shutdownTimeout',
-      `expected a finite number of milliseconds >= 0, got ${describe(shutdownTimeout)}.`,
-    );
-  }
-  const checkOnStartup = o.checkOnStartup ?? 'fail';
-  assertOneOf(checkOnStartup, ['fail', 'warn', 'off'], 'checkOnStartup');
-  const busyStatus = o.busyStatus ?? 409;
-  if (busyStatus !== 409 && busyStatus !== 423 && busyStatus !== 503) {
-    throw new LockOptionsError(
-      'busyStatus',
-      `expected 409, 423 or 503, got ${describe(busyStatus)}.`,
-    );
-  }
-  const redisErrorStatus = o.redisErrorStatus ?? 503;
-  if (!REDIS_ERROR_STATUSES.includes(redisErrorStatus)) {
-    throw new LockOptionsError(
-      'redisErrorStatus',
-      `expected 500, 502, 503 or 504, got ${describe(redisErrorStatus)}.`,
-    );
-  }
-  const exposeKeys = o.exposeKeys ?? false;
-  assertBoolean(exposeKeys, 'exposeKeys');
-  const syncReplicas = o.syncReplicas ?? 0;
-  assertSyncReplicas(syncReplicas);
-  if (syncReplicas > 0 && o.store !== undefined) throw noReplicasError();
-  const syncTimeout = o.syncTimeout ?? DEFAULT_SYNC_TIMEOUT;
-  if (!Number.isInteger(syncTimeout) || syncTimeout < 1 || syncTimeout > 60_000) {
-    throw new LockOptionsError(
-      'syncTimeout',
-      `expected a whole number of ms from 1 to 60000, got ${describe(syncTimeout)}.`,
-    );
-  }
-  const fairQueueTimeout = o.fairQueueTimeout ?? DEFAULT_FAIR_QUEUE_TIMEOUT;
-  if (!Number.isInteger(fairQueueTimeout) || fairQueueTimeout < 100 || fairQueueTimeout > 600_000) {
-    throw new LockOptionsError(
-      'fairQueueTimeout',
-      `expected a whole number of ms from 100 to 600000, got ${describe(fairQueueTimeout)}.`,
-    );
-  }
-  return {
-    fairQueueTimeout,
-    syncReplicas,
-    syncTimeout,
-    checkOnStartup,
-    busyStatus,
-    redisErrorStatus,
-    exposeKeys,
-    redis: o.redis,
-    cluster: o.cluster,
-    client: o.client,
-    store: o.store,
-    keyPrefix,
-    leaseTime,
-    waitTime,
-    fencing,
-    onLockLost,
-    shutdownTimeout,
-  };
+  assertKnownOptions(given, KNOWN_NAMES);
+  assertOneSource(given);
+  const resolved = resolveOptions(MODULE_OPTIONS, given, KNOWN_NAMES);
+  assertExtras(given);
+  if (resolved.syncReplicas > 0 && resolved.store !== undefined && !isUserStore(resolved.store))
+    throw noReplicasError();
+  return resolved;
 }

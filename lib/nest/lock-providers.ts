@@ -1,0 +1,62 @@
+import { Logger, type Provider } from '@nestjs/common';
+import { ENGINE_OPTIONS, LockEngine, pickOptions } from '../core';
+import type { LockStore } from '../store';
+import { LockLifecycle } from './lock-lifecycle';
+import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
+import { LockService } from './lock.service';
+import { LockEvents } from './observability/lock-events';
+import { openStore } from './open-store';
+import { isUserStore } from './options/connection-source.validation';
+import {
+  resolveModuleOptions,
+  type ResolvedModuleOptions,
+} from './options/redis-lock-options.validation';
+import { LOGGER_CONTEXT } from './redis-lock.constants';
+import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition';
+
+/** The store the options name: the `store` option's own LockStore, else one openStore opens. */
+function storeFactory(options: ResolvedModuleOptions): LockStore {
+  if (isUserStore(options.store)) return options.store;
+  const logger = new Logger(LOGGER_CONTEXT);
+  return openStore({ ...options, store: options.store }, (message) => logger.warn(message));
+}
+
+/** The engine on the store, with the options' engine-wide settings. */
+function engineFactory(
+  options: ResolvedModuleOptions,
+  store: LockStore,
+  events: LockEvents,
+): LockEngine {
+  return new LockEngine({
+    ...pickOptions(ENGINE_OPTIONS, options),
+    store,
+    logger: new Logger(LOGGER_CONTEXT),
+    observer: events,
+  });
+}
+
+/**
+ * The module's providers, each built by a factory from the one before: the resolved options
+ * (checked once, at boot), the events, the store, the engine; LockService on the engine, and
+ * the lifecycle (connect at startup, close at shutdown).
+ */
+export const LOCK_PROVIDERS: Provider[] = [
+  {
+    provide: RESOLVED_LOCK_OPTIONS,
+    useFactory: resolveModuleOptions,
+    inject: [REDIS_LOCK_MODULE_OPTIONS],
+  },
+  {
+    provide: LockEvents,
+    useFactory: (options: ResolvedModuleOptions) => new LockEvents(options.exposeKeys),
+    inject: [RESOLVED_LOCK_OPTIONS],
+  },
+  { provide: LOCK_STORE, useFactory: storeFactory, inject: [RESOLVED_LOCK_OPTIONS] },
+  {
+    provide: LOCK_ENGINE,
+    useFactory: engineFactory,
+    inject: [RESOLVED_LOCK_OPTIONS, LOCK_STORE, LockEvents],
+  },
+  LockService,
+  LockLifecycle,
+];
