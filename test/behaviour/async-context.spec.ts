@@ -4,7 +4,7 @@ import { LockLostError, type LockHandle, type LockService } from '../../lib';
 import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 import { settled, watchUnhandledRejections } from '../faults/fault-kit';
-import { detach } from './defect-kit';
+import { detach } from '../faults/timing-kit';
 import { until } from '../../tools/time';
 
 /** What a callback saw of lock ownership. */

@@ -1,9 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import type { LockService } from '../lib';
-import { lockApp } from './support/lock-app';
-import type { TestRedis } from './support/redis-server';
-import { suiteRedis } from './support/suite-redis';
+import type { LockService } from '../../lib';
+import { lockApp } from '../support/lock-app';
+import type { TestRedis } from '../support/redis-server';
+import { suiteRedis } from '../support/suite-redis';
 
 /** Clients that share one process, each its own application (its own connections). */
 const CLIENTS = 8;

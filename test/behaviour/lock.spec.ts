@@ -6,10 +6,10 @@ import {
   LockNotHeldError,
   type LockHandle,
   type LockService,
-} from '../lib';
-import { lockApp, lockAppEach } from './support/lock-app';
-import { STORE_KINDS, suiteStore } from './support/suite-store';
-import { sleep, until } from '../tools/time';
+} from '../../lib';
+import { lockApp, lockAppEach } from '../support/lock-app';
+import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { sleep, until } from '../../tools/time';
 
 // The library's behavioural suite, run on real Redis and on the in-memory store: both must
 // behave alike. What only Redis has (its layout, Redisson interop, its clients) is tested in

@@ -10,7 +10,7 @@ describe('no ref’d timer in the library', () => {
     async () => {
       const child = spawn(
         process.execPath,
-        ['-r', 'ts-node/register/transpile-only', join(__dirname, 'timers-exit-child.ts')],
+        ['-r', 'ts-node/register/transpile-only', join(__dirname, 'process-exit-child.ts')],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let output = '';

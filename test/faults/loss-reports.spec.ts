@@ -12,8 +12,8 @@ import {
   tcpProxy,
   watchUnhandledRejections,
   type LockNode,
-} from '../faults/fault-kit';
-import { abortedAt, monotonic, renewals, stallEventLoop } from './defect-kit';
+} from './fault-kit';
+import { abortedAt, monotonic, renewals, stallEventLoop } from './timing-kit';
 import { sleep, until } from '../../tools/time';
 
 const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;

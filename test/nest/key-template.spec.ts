@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { LockError, LockKeyError } from '../lib';
-import { checkBuiltKey, compileKeyTemplate } from '../lib/nest/decorators/key-template';
-import { hashTagProblem } from '../lib/core/options/validate';
+import { LockError, LockKeyError } from '../../lib';
+import { checkBuiltKey, compileKeyTemplate } from '../../lib/nest/decorators/key-template';
+import { hashTagProblem } from '../../lib/core/options/validate';
 
 const where = '@Locked on Svc.m';
 const build = (template: string, args: unknown[], params = 3) =>

@@ -17,10 +17,10 @@ import {
 import type { Redis } from 'ioredis';
 import { Observable, firstValueFrom, interval, map, take, tap, throwError } from 'rxjs';
 import request from 'supertest';
-import { LockError, LockKeyError, LockOptionsError, LockService, Locked } from '../lib';
-import { lockApp } from './support/lock-app';
-import { startRedis, type TestRedis } from './support/redis-server';
-import { sleep, until } from '../tools/time';
+import { LockError, LockKeyError, LockOptionsError, LockService, Locked } from '../../lib';
+import { lockApp } from '../support/lock-app';
+import { startRedis, type TestRedis } from '../support/redis-server';
+import { sleep, until } from '../../tools/time';
 
 let raw: Redis;
 

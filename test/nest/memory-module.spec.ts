@@ -9,8 +9,8 @@ import {
   RedisLockModule,
   type RedisLockModuleOptions,
   type RedisLockTestingOptions,
-} from '../lib';
-import { sleep } from '../tools/time';
+} from '../../lib';
+import { sleep } from '../../tools/time';
 
 /** Increments a counter in two steps, under a lock (lost updates unless excluded). */
 @Injectable()

@@ -7,11 +7,11 @@ import {
   Locked,
   RedisLockModule,
   type RedisLockModuleOptions,
-} from '../lib';
-import { lockApp } from './support/lock-app';
-import type { TestRedis } from './support/redis-server';
-import { suiteRedis } from './support/suite-redis';
-import { sleep } from '../tools/time';
+} from '../../lib';
+import { lockApp } from '../support/lock-app';
+import type { TestRedis } from '../support/redis-server';
+import { suiteRedis } from '../support/suite-redis';
+import { sleep } from '../../tools/time';
 
 let raw: Redis;
 

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { LockError, LockOptionsError } from '../lib';
-import { resolveLockOptions } from '../lib/core/options/lock-options';
-import { channelName, tokenKey, unlockLatchKey } from '../lib/stores/redis/redis-names';
-import { resolveModuleOptions } from '../lib/nest/options/redis-lock-options.validation';
+import { LockError, LockOptionsError } from '../../lib';
+import { resolveLockOptions } from '../../lib/core/options/lock-options';
+import { channelName, tokenKey, unlockLatchKey } from '../../lib/stores/redis/redis-names';
+import { resolveModuleOptions } from '../../lib/nest/options/redis-lock-options.validation';
 
 describe('module options (pure)', () => {
   it('fills the documented defaults', () => {

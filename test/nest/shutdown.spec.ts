@@ -9,7 +9,7 @@ import {
   twoLockNodes,
   type LockNode,
 } from '../faults/fault-kit';
-import { abortedAt, channelOf, delayProxy, monotonic, subscribers } from './defect-kit';
+import { abortedAt, channelOf, delayProxy, monotonic, subscribers } from '../faults/timing-kit';
 import { sleep, until } from '../../tools/time';
 
 /** Long enough that a lock left behind by shutdown would still be there when a test looks. */

@@ -1,6 +1,6 @@
-import { LockHold } from '../../lib/core/lock-hold';
-import { LockEntry } from '../../lib/core/ownership/lock-entry';
-import { LockLostError, LockNotHeldError } from '../../lib/errors';
+import { LockHold } from '../../../lib/core/lock-hold';
+import { LockEntry } from '../../../lib/core/ownership/lock-entry';
+import { LockLostError, LockNotHeldError } from '../../../lib/errors';
 
 /** An outermost entry on a fresh hold, with a recorded releaseHold. */
 function outermost() {

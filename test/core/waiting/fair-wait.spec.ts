@@ -1,7 +1,7 @@
-import type { LockHold } from '../../lib/core/lock-hold';
-import { FairWait, type FairWaitHost } from '../../lib/core/waiting/fair-wait';
+import type { LockHold } from '../../../lib/core/lock-hold';
+import { FairWait, type FairWaitHost } from '../../../lib/core/waiting/fair-wait';
 
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const HOLD = { owner: 'me' } as unknown as LockHold;
 

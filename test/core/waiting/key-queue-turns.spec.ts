@@ -1,8 +1,8 @@
-import { LockHold } from '../../lib/core/lock-hold';
-import { KeyQueue } from '../../lib/core/waiting/key-queue';
+import { LockHold } from '../../../lib/core/lock-hold';
+import { KeyQueue } from '../../../lib/core/waiting/key-queue';
 import { fakeHost, scripted } from './queue-kit';
 
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const NO_LEASE_RETRY = 7_000;
 const advance = (ms = 0) => jest.advanceTimersByTimeAsync(ms);

@@ -1,11 +1,11 @@
-import { LockHold } from '../../lib/core/lock-hold';
-import { KeyQueue } from '../../lib/core/waiting/key-queue';
-import { LockRedisError } from '../../lib/errors';
+import { LockHold } from '../../../lib/core/lock-hold';
+import { KeyQueue } from '../../../lib/core/waiting/key-queue';
+import { LockRedisError } from '../../../lib/errors';
 import { fakeHost, scripted } from './queue-kit';
 
 /** How far the engine's clock is ahead of the fake timers' (negative: a timer fires early). */
 const mockClockSkew = { ms: 0 };
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() + mockClockSkew.ms }));
 
 const NO_LEASE_RETRY = 7_000;
 const hold = (leaseTime = 30_000) =>

@@ -1,5 +1,5 @@
-import type { LockHold } from '../../lib/core/lock-hold';
-import type { Attempt, KeyQueue, QueueHost } from '../../lib/core/waiting/key-queue';
+import type { LockHold } from '../../../lib/core/lock-hold';
+import type { Attempt, KeyQueue, QueueHost } from '../../../lib/core/waiting/key-queue';
 
 /** A promise settled from outside. */
 export class Deferred<T> {

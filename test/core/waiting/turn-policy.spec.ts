@@ -1,4 +1,4 @@
-import { TurnPolicy } from '../../lib/core/waiting/turn-policy';
+import { TurnPolicy } from '../../../lib/core/waiting/turn-policy';
 
 describe('TurnPolicy', () => {
   it('never holds back before a race was lost, whatever it won or released', () => {

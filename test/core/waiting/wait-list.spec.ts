@@ -1,4 +1,4 @@
-import { WaitList } from '../../lib/core/waiting/wait-list';
+import { WaitList } from '../../../lib/core/waiting/wait-list';
 
 describe('WaitList', () => {
   afterEach(() => {

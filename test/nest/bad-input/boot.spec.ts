@@ -9,7 +9,7 @@ import {
   Scope,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { LockKeyError, Locked, Semaphore } from '../../lib';
+import { LockKeyError, Locked, Semaphore } from '../../../lib';
 
 // Mistakes a developer makes that the application must refuse when it starts (or when the class
 // loads), not at the first request.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Locked, LockKeyError } from '../../lib';
-import { hashTagProblem } from '../../lib/core/options/validate';
-import { keySlot } from '../../lib/stores/redis/key-slot';
+import { Locked, LockKeyError } from '../../../lib';
+import { hashTagProblem } from '../../../lib/core/options/validate';
+import { keySlot } from '../../../lib/stores/redis/key-slot';
 import {
   channelName,
   fairQueueName,
@@ -13,9 +13,9 @@ import {
   semaphoreChannelName,
   tokenKey,
   unlockLatchKey,
-} from '../../lib/stores/redis/redis-names';
-import { lockAppEach, type LockApp } from '../support/lock-app';
-import { STORE_KINDS, suiteStore } from '../support/suite-store';
+} from '../../../lib/stores/redis/redis-names';
+import { lockAppEach, type LockApp } from '../../support/lock-app';
+import { STORE_KINDS, suiteStore } from '../../support/suite-store';
 
 /** Every auxiliary name of lock `name`, as Redisson names them. */
 const auxNames = (name: string) => [

@@ -19,8 +19,8 @@
  *    call time is checked then, by the lock call).
  */
 import fc from 'fast-check';
-import { LockKeyError } from '../../lib';
-import { compileKeyTemplate } from '../../lib/nest/decorators/key-template';
+import { LockKeyError } from '../../../lib';
+import { compileKeyTemplate } from '../../../lib/nest/decorators/key-template';
 
 const where = '@Locked on Svc.method';
 const PARAMS = 4;

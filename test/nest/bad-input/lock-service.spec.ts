@@ -7,12 +7,12 @@ import {
   LockOptionsError,
   type LockHandle,
   type LockService,
-} from '../../lib';
-import { lockApp } from '../support/lock-app';
-import type { TestRedis } from '../support/redis-server';
-import { suiteRedis } from '../support/suite-redis';
+} from '../../../lib';
+import { lockApp } from '../../support/lock-app';
+import type { TestRedis } from '../../support/redis-server';
+import { suiteRedis } from '../../support/suite-redis';
 import { bodies, nothingRanNorLeft } from './refusal-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../tools/time';
 
 const LIMIT = 1024;
 

@@ -1,8 +1,8 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { LockError, LockKeyError, LockOptionsError, Locked, Semaphore } from '../../lib';
-import { lockApp } from '../support/lock-app';
-import { suiteRedis } from '../support/suite-redis';
+import { LockError, LockKeyError, LockOptionsError, Locked, Semaphore } from '../../../lib';
+import { lockApp } from '../../support/lock-app';
+import { suiteRedis } from '../../support/suite-redis';
 import { bodies, nothingRanNorLeft } from './refusal-kit';
 
 @Injectable()

@@ -6,7 +6,7 @@ import {
   LockOptionsError,
   RedisLockModule,
   type RedisLockModuleOptions,
-} from '../../lib';
+} from '../../../lib';
 
 /** Module options are checked at bootstrap, before anything connects (no Redis needed). */
 describe('bad module options: bootstrap fails with LockOptionsError naming the option', () => {

@@ -1,4 +1,4 @@
-import type { LockTarget } from '../../lib/store/lock-store';
+import type { LockTarget } from '../../../lib/store/lock-store';
 import {
   delivered,
   fakeClock,
@@ -11,7 +11,7 @@ import {
 } from './memory-fixtures';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the store's clock on Date.
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const fair: LockTarget = { kind: 'fair', key: 'f', name: 'f' };
 const plain: LockTarget = { kind: 'lock', key: 'f', name: 'f' };

@@ -1,8 +1,8 @@
-import { UNLOCK_LATCH_TTL } from '../../lib/store';
-import { Latches } from '../../lib/stores/memory/latches';
+import { UNLOCK_LATCH_TTL } from '../../../lib/store';
+import { Latches } from '../../../lib/stores/memory/latches';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date.
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 describe('memory store unlock latches', () => {
   beforeEach(() => jest.useFakeTimers());

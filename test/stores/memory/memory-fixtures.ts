@@ -1,12 +1,12 @@
-import { MemoryLockStore } from '../../lib/stores/memory/memory-store';
-import type { MemoryStoreClient } from '../../lib/stores/memory/memory-store-client';
+import { MemoryLockStore } from '../../../lib/stores/memory/memory-store';
+import type { MemoryStoreClient } from '../../../lib/stores/memory/memory-store-client';
 import type {
   AcquireReply,
   AcquireRequest,
   HoldKind,
   NoticeListener,
   StoredHold,
-} from '../../lib/store/lock-store';
+} from '../../../lib/store/lock-store';
 
 /** Extra fields of a request or target (names, permits, queue, placeTimeout, leaseTime). */
 type Extra = Partial<Omit<AcquireRequest, 'kind' | 'name' | 'owner'>>;
@@ -58,7 +58,7 @@ export function delivered(): Promise<void> {
 
 /**
  * Fake timers that leave setImmediate real, so that notices still arrive. The spec runs the
- * store's clock on Date: `jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }))`.
+ * store's clock on Date: `jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }))`.
  */
 export function fakeClock(): void {
   jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });

@@ -1,4 +1,4 @@
-import type { LockTarget } from '../../lib/store/lock-store';
+import type { LockTarget } from '../../../lib/store/lock-store';
 import { delivered, hold, MemoryLockStore, recording, request, ttlOf } from './memory-fixtures';
 
 const names = ['m1', 'm2', 'm3'];

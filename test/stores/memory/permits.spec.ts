@@ -1,5 +1,5 @@
-import { LockKeyError } from '../../lib';
-import type { LockTarget } from '../../lib/store/lock-store';
+import { LockKeyError } from '../../../lib';
+import type { LockTarget } from '../../../lib/store/lock-store';
 import {
   delivered,
   fakeClock,
@@ -11,7 +11,7 @@ import {
 } from './memory-fixtures';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the store's clock on Date.
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 /** The semaphore 's' with a limit of `permits`. */
 const semaphore = (permits = 2): LockTarget => ({ kind: 'permit', key: 's', name: 's', permits });

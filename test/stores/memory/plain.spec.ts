@@ -1,6 +1,6 @@
-import { MemoryLockStore } from '../lib/stores/memory/memory-store';
-import { delivered, hold, recording, request, ttlOf } from './memory/memory-fixtures';
-import { sleep } from '../tools/time';
+import { MemoryLockStore } from '../../../lib/stores/memory/memory-store';
+import { delivered, hold, recording, request, ttlOf } from './memory-fixtures';
+import { sleep } from '../../../tools/time';
 
 /** A plain lock target of `name`. */
 const lock = (name: string) => ({ kind: 'lock', key: name, name }) as const;

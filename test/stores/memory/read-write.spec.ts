@@ -1,4 +1,4 @@
-import type { LockTarget } from '../../lib/store/lock-store';
+import type { LockTarget } from '../../../lib/store/lock-store';
 import {
   delivered,
   fakeClock,
@@ -10,7 +10,7 @@ import {
 } from './memory-fixtures';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the store's clock on Date.
-jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() }));
+jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const read: LockTarget = { kind: 'read', key: 'rw', name: 'rw' };
 const write: LockTarget = { kind: 'write', key: 'rw', name: 'rw' };

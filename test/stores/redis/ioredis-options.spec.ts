@@ -5,10 +5,10 @@ import {
   LockOptionsError,
   type LockHandle,
   type RedisLockModuleOptions,
-} from '../../lib';
-import { lockApp } from '../support/lock-app';
-import { parseCommandstats } from '../../tools/redis/topology-admin';
-import { startRedis, type TestRedis } from '../support/redis-server';
+} from '../../../lib';
+import { lockApp } from '../../support/lock-app';
+import { parseCommandstats } from '../../../tools/redis/topology-admin';
+import { startRedis, type TestRedis } from '../../support/redis-server';
 import {
   LEASE,
   fastRedis,
@@ -17,9 +17,9 @@ import {
   tcpProxy,
   watchUnhandledRejections,
   type LockNode,
-} from '../faults/fault-kit';
-import { channelOf, monotonic, renewals, singleNodeCluster, subscribers } from './defect-kit';
-import { sleep, until } from '../../tools/time';
+} from '../../faults/fault-kit';
+import { channelOf, monotonic, renewals, singleNodeCluster, subscribers } from '../../faults/timing-kit';
+import { sleep, until } from '../../../tools/time';
 
 type LockApp = Awaited<ReturnType<typeof lockApp>>;
 

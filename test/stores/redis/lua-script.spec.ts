@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../../lib/stores/redis/lua-script';
-import { suiteRedis } from '../support/suite-redis';
+import { LuaScript } from '../../../lib/stores/redis/lua-script';
+import { suiteRedis } from '../../support/suite-redis';
 
 describe('LuaScript: a call that meets NOSCRIPT is answered, never refused', () => {
   const server = suiteRedis();

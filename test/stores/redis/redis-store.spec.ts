@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
-import { LockLostError, type LockService } from '../lib';
-import { lockApp, lockAppEach } from './support/lock-app';
-import type { TestRedis } from './support/redis-server';
-import { suiteRedis } from './support/suite-redis';
-import { sleep, until } from '../tools/time';
+import { LockLostError, type LockService } from '../../../lib';
+import { lockApp, lockAppEach } from '../../support/lock-app';
+import type { TestRedis } from '../../support/redis-server';
+import { suiteRedis } from '../../support/suite-redis';
+import { sleep, until } from '../../../tools/time';
 
 // What only the Redis store has: Redisson's layout and interop, its connections and clients.
 // The behaviour both stores share is tested in lock-service.spec.ts.

@@ -1,8 +1,8 @@
-import type { LockHandle, LockService } from '../../lib';
-import { lockAppEach } from '../support/lock-app';
-import { prefixName, RedissonSide } from '../support/redisson-side';
-import { suiteStore } from '../support/suite-store';
-import { sleep, until } from '../../tools/time';
+import type { LockHandle, LockService } from '../../../lib';
+import { lockAppEach } from '../../support/lock-app';
+import { prefixName, RedissonSide } from '../../support/redisson-side';
+import { suiteStore } from '../../support/suite-store';
+import { sleep, until } from '../../../tools/time';
 
 // LockService beside a Java service using Redisson (its steps run by RedissonSide) on one lock.
 // Leases are 30 s and waits 10 s: whoever is let in within the wait was woken by a message.

@@ -1,7 +1,7 @@
-import type { LockHandle } from '../../lib';
-import { lockApp } from '../support/lock-app';
-import { suiteStore } from '../support/suite-store';
-import { sleep } from '../../tools/time';
+import type { LockHandle } from '../../../lib';
+import { lockApp } from '../../support/lock-app';
+import { suiteStore } from '../../support/suite-store';
+import { sleep } from '../../../tools/time';
 
 /**
  * The renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen on

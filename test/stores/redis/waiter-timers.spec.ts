@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { LockHandle } from '../../lib';
-import type { TestRedis } from '../support/redis-server';
-import { fastRedis, lockNode, settled, twoLockNodes, type LockNode } from '../faults/fault-kit';
+import type { LockHandle } from '../../../lib';
+import type { TestRedis } from '../../support/redis-server';
+import { fastRedis, lockNode, settled, twoLockNodes, type LockNode } from '../../faults/fault-kit';
 import {
   channelOf,
   delayProxy,
@@ -9,8 +9,8 @@ import {
   refTimers,
   steadyRefTimers,
   subscribers,
-} from './defect-kit';
-import { sleep, until } from '../../tools/time';
+} from '../../faults/timing-kit';
+import { sleep, until } from '../../../tools/time';
 
 /**
  * A long lease: a waiter that missed a release message would wait for the holder's TTL (30 s);

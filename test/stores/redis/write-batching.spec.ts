@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
-import { LuaScript } from '../../lib/stores/redis/lua-script';
-import { CALLS_PER_WRITE } from '../../lib/stores/redis/write-batching';
-import { suiteRedis } from '../support/suite-redis';
+import { LuaScript } from '../../../lib/stores/redis/lua-script';
+import { CALLS_PER_WRITE } from '../../../lib/stores/redis/write-batching';
+import { suiteRedis } from '../../support/suite-redis';
 
 /** Counts the writes (write and writev system calls) `socket` makes until `restore()`. */
 function countWrites(socket: Socket): { readonly count: number; restore(): void } {

@@ -1,5 +1,5 @@
-import { SLOTS } from '../../tools/redis/cluster';
-import { suiteCluster } from '../support/suite-topology';
+import { SLOTS } from '../../../tools/redis/cluster';
+import { suiteCluster } from '../../support/suite-topology';
 
 /** Self-tests of the Cluster helper (tools/redis/cluster.ts), on one shared cluster. */
 describe('test helper: startCluster()', () => {

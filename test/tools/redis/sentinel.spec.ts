@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { suiteSentinel } from '../support/suite-topology';
+import { suiteSentinel } from '../../support/suite-topology';
 
 /** Self-tests of the Sentinel helper (tools/redis/sentinel.ts), on one shared set. */
 describe('test helper: startSentinel()', () => {

@@ -1,10 +1,10 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { Command } from 'ioredis';
-import type { LockService } from '../../lib';
-import { keySlot } from '../../lib/stores/redis/key-slot';
-import { permitsName } from '../../lib/stores/redis/redis-names';
+import type { LockService } from '../../../../lib';
+import { keySlot } from '../../../../lib/stores/redis/key-slot';
+import { permitsName } from '../../../../lib/stores/redis/redis-names';
 import { clusterApp, clusterAppSuite } from './cluster-kit';
-import { sleep, until } from '../../tools/time';
+import { sleep, until } from '../../../../tools/time';
 
 /** Multi-locks, semaphores and read-write locks on a 3-master Redis Cluster (one for the file). */
 describe('the lock family on a Redis Cluster', () => {

@@ -1,4 +1,4 @@
-import { LockKeyError, type LockService } from '../../lib';
+import { LockKeyError, type LockService } from '../../../../lib';
 import { clusterAppSuite } from './cluster-kit';
 
 type Take = (locks: LockService, key: string) => Promise<{ release(): Promise<void> } | null>;

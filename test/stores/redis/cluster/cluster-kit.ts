@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
-import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../lib';
-import { STEADY_NODE_TIMEOUT, type TestCluster } from '../../tools/redis/cluster';
-import { ChildLines } from '../support/child-processes';
-import { suiteCluster } from '../support/suite-topology';
-import { transpileWorker, type WorkerBuild } from '../support/transpile-worker';
+import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../../../lib';
+import { STEADY_NODE_TIMEOUT, type TestCluster } from '../../../../tools/redis/cluster';
+import { ChildLines } from '../../../support/child-processes';
+import { suiteCluster } from '../../../support/suite-topology';
+import { transpileWorker, type WorkerBuild } from '../../../support/transpile-worker';
 
 /** A Nest application with RedisLockModule on `cluster` (module-owned unless `options` say). */
 export async function clusterApp(

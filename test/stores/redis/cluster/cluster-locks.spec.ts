@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
-import { LockService, Locked } from '../../lib';
-import { channelName } from '../../lib/stores/redis/redis-names';
-import { STEADY_NODE_TIMEOUT } from '../../tools/redis/cluster';
-import { suiteCluster } from '../support/suite-topology';
-import { killChildren } from '../support/child-processes';
+import { LockService, Locked } from '../../../../lib';
+import { channelName } from '../../../../lib/stores/redis/redis-names';
+import { STEADY_NODE_TIMEOUT } from '../../../../tools/redis/cluster';
+import { suiteCluster } from '../../../support/suite-topology';
+import { killChildren } from '../../../support/child-processes';
 import { clusterApp, clusterWorker, removeWorkerBuild } from './cluster-kit';
-import { sleep, until } from '../../tools/time';
+import { sleep, until } from '../../../../tools/time';
 
 @Injectable()
 class Ledger {

@@ -1,15 +1,15 @@
 import type { Command } from 'ioredis';
-import type { LockService } from '../../lib';
-import { LockScripts } from '../../lib/stores/redis/lock-scripts';
+import type { LockService } from '../../../../lib';
+import { LockScripts } from '../../../../lib/stores/redis/lock-scripts';
 import {
   channelName,
   fairQueueName,
   fairTimeoutName,
   rwChannelName,
   semaphoreChannelName,
-} from '../../lib/stores/redis/redis-names';
+} from '../../../../lib/stores/redis/redis-names';
 import { clusterApp, clusterAppSuite } from './cluster-kit';
-import { until } from '../../tools/time';
+import { until } from '../../../../tools/time';
 
 /**
  * Release notices on a 3-master Redis Cluster (one for the file): every kind's waiter is woken by a

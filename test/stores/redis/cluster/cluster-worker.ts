@@ -7,7 +7,7 @@
  */
 import 'reflect-metadata';
 import { Cluster } from 'ioredis';
-import { childApp } from '../support/child-app';
+import { childApp } from '../../../support/child-app';
 
 async function main() {
   const [ports, prefix, mode, key, arg] = process.argv.slice(2);

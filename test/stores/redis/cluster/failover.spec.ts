@@ -6,11 +6,11 @@ import {
   LockService,
   RedisLockModule,
   type LockHandle,
-} from '../../lib';
-import { startCluster, type TestCluster } from '../../tools/redis/cluster';
-import { startSentinel, type TestSentinel } from '../../tools/redis/sentinel';
+} from '../../../../lib';
+import { startCluster, type TestCluster } from '../../../../tools/redis/cluster';
+import { startSentinel, type TestSentinel } from '../../../../tools/redis/sentinel';
 import { clusterApp } from './cluster-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 /** Resolves with the time (ms) from now until `lock`'s signal aborts; rejects after `timeout`. */
 function aborted(lock: LockHandle, timeout: number): Promise<number> {

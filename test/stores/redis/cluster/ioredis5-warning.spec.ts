@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { Module, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { LockService, RedisLockModule } from '../../lib';
-import { canShardWith, openConnections } from '../../lib/stores/redis/redis-connections';
-import { channelName } from '../../lib/stores/redis/redis-names';
-import * as storeSeam from '../../lib/nest/open-store';
-import { suiteCluster } from '../support/suite-topology';
+import { LockService, RedisLockModule } from '../../../../lib';
+import { canShardWith, openConnections } from '../../../../lib/stores/redis/redis-connections';
+import { channelName } from '../../../../lib/stores/redis/redis-names';
+import * as storeSeam from '../../../../lib/nest/open-store';
+import { suiteCluster } from '../../../support/suite-topology';
 import { nodesOf } from './cluster-kit';
-import { until } from '../../tools/time';
+import { until } from '../../../../tools/time';
 
 const WARNING = /^ioredis 5 does not resubscribe sharded pub\/sub channels .*classic pub\/sub/;
 

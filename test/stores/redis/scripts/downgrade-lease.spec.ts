@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../support/suite-redis';
+import { suiteRedis } from '../../../support/suite-redis';
 import { redisScript, renewAll, rwLock, waitOf } from './script-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 const renewOnNode = redisScript('renew-node.lua');
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../support/suite-redis';
+import { suiteRedis } from '../../../support/suite-redis';
 import { fairLock, Listener, waitOf } from './script-kit';
 
 /**

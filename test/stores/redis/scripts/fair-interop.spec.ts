@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { RedissonSide, type Wake } from '../support/redisson-side';
-import { suiteRedis } from '../support/suite-redis';
+import { RedissonSide, type Wake } from '../../../support/redisson-side';
+import { suiteRedis } from '../../../support/suite-redis';
 import { fairLock, Listener, renewAll } from './script-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 /** Redisson's fairLockWaitTimeout in these tests, as our fairQueueTimeout: 5 s. */
 const WAIT = 5_000;

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../support/suite-redis';
+import { suiteRedis } from '../../../support/suite-redis';
 import { fairLock, Listener, waitOf } from './script-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 describe('fair lock scripts against real Redis', () => {
   const server = suiteRedis();

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../../lib/stores/redis/lock-scripts';
-import { suiteRedis } from '../support/suite-redis';
+import { LockScripts } from '../../../../lib/stores/redis/lock-scripts';
+import { suiteRedis } from '../../../support/suite-redis';
 import { commandCalls, listen } from './probe-kit';
 import { redisScript } from './script-kit';
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../lib/stores/redis/lock-scripts';
-import { forceUnlock } from './redis-scripts/script-kit';
-import { suiteRedis } from './support/suite-redis';
+import { LockScripts } from '../../../../lib/stores/redis/lock-scripts';
+import { forceUnlock } from './script-kit';
+import { suiteRedis } from '../../../support/suite-redis';
 
 describe('Lua scripts against real Redis', () => {
   let raw: Redis;

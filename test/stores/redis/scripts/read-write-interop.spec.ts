@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { RedissonSide, suffixName } from '../support/redisson-side';
-import { suiteRedis } from '../support/suite-redis';
+import { RedissonSide, suffixName } from '../../../support/redisson-side';
+import { suiteRedis } from '../../../support/suite-redis';
 import { Listener, rwLock, waitOf } from './script-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   const server = suiteRedis();

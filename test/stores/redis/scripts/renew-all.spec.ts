@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { LockScripts } from '../../lib/stores/redis/lock-scripts';
-import { suiteRedis } from '../support/suite-redis';
+import { LockScripts } from '../../../../lib/stores/redis/lock-scripts';
+import { suiteRedis } from '../../../support/suite-redis';
 import { fairLock, renewAll, rwLock, type RenewHold } from './script-kit';
 
 describe('renew-all.lua: one batch of holds of mixed kinds', () => {

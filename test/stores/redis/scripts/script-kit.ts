@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { loadScript } from '../../lib/stores/redis/lock-scripts';
-import type { LuaScript } from '../../lib/stores/redis/lua-script';
+import { loadScript } from '../../../../lib/stores/redis/lock-scripts';
+import type { LuaScript } from '../../../../lib/stores/redis/lua-script';
 
 /** A script of lib/stores/redis/scripts, as the engine loads and runs it (by SHA). */
 export function redisScript(file: string): LuaScript {

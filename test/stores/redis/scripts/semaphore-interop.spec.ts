@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { RedissonSemaphore } from '../support/redisson-semaphore';
-import { suiteRedis } from '../support/suite-redis';
+import { RedissonSemaphore } from '../../../support/redisson-semaphore';
+import { suiteRedis } from '../../../support/suite-redis';
 import { Listener, redisScript } from './script-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 const scripts = {
   acquire: redisScript('semaphore-acquire.lua'),

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../support/suite-redis';
+import { suiteRedis } from '../../../support/suite-redis';
 import { commandCalls, listen, redisNow } from './probe-kit';
 import { redisScript } from './script-kit';
-import { sleep } from '../../tools/time';
+import { sleep } from '../../../../tools/time';
 
 const scripts = {
   acquire: redisScript('semaphore-acquire.lua'),
