@@ -7,12 +7,12 @@ import {
   Locked,
   LockService,
 } from '../../lib';
-import { lockApp, lockAppPairEach, type LockApp } from '../support/lock-app';
+import { lockApp, lockAppEach, lockAppPairEach, type LockApp } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { killChildren } from '../support/child-processes';
 import { CHILDREN_TIMEOUT, runChildren } from './family-kit';
-import { until } from '../../tools/time';
+import { sleep, until } from '../../tools/time';
 
 // Children take long to start on a busy machine (see CHILDREN_TIMEOUT).
 jest.setTimeout(CHILDREN_TIMEOUT);
@@ -252,5 +252,61 @@ describe('multi-locks on one Redis node', () => {
     expect(done.every((child) => child.cycles > 0)).toBe(true);
     expect(done.reduce((sum, child) => sum + child.violations, 0)).toBe(0);
     expect(Number(await store.raw!.get(`${prefix}count:counter`))).toBe(cycles);
+  });
+});
+
+/** A promise and the function that settles it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+// A group that re-enters members its chain holds, beside siblings of that chain.
+describe.each(STORE_KINDS)('multi-lock re-entry among siblings (%s store)', (kind) => {
+  const store = suiteStore(kind);
+  let locks: LockService;
+
+  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
+
+  it('a group refused by a busy member leaves the members it had re-entered', async () => {
+    await locks.run('a', () =>
+      locks.run('b', async () => {
+        const sibling = gate();
+        const inside = gate();
+        // A sibling of this chain is inside b: the group can re-enter a, not b.
+        const holder = locks.run('b', () => {
+          inside.open();
+          return sibling.opened;
+        });
+        await inside.opened;
+        expect(await locks.tryAcquire(['a', 'b'])).toBeNull();
+        sibling.open();
+        await holder;
+        // a's nested slot is free again: another sibling re-enters it at once.
+        expect(await locks.run('a', (lock) => lock.depth, { waitTime: 0 })).toBe(2);
+      }),
+    );
+    expect(await locks.isLocked('a')).toBe(false);
+    expect(locks.heldCount).toBe(0);
+  });
+
+  it('siblings re-entering [a, b] and [b, a] of their chain both finish (one order)', async () => {
+    const order: string[] = [];
+    await locks.run(['a', 'b'], async () => {
+      const group = (keys: string[]) =>
+        locks.run(
+          keys,
+          async () => {
+            order.push(keys.join(''));
+            await sleep(5);
+          },
+          { waitTime: 2_000 },
+        );
+      await Promise.all([group(['a', 'b']), group(['b', 'a'])]);
+    });
+    expect(order.sort()).toEqual(['ab', 'ba']);
+    expect(await locks.isLocked('a')).toBe(false);
+    expect(await locks.isLocked('b')).toBe(false);
   });
 });
