@@ -38,7 +38,7 @@ function serialQueue() {
     });
 }
 
-describe('issue 8: lock ownership and async context (queues, emitters, library callbacks)', () => {
+describe('lock ownership and async context (queues, emitters, library callbacks)', () => {
   watchUnhandledRejections();
   const suite = suiteRedis();
   let app: INestApplication;

@@ -1,5 +1,5 @@
 /**
- * A process whose only pending work is lock work (test/defects/timers-exit.spec.ts): it holds
+ * A process whose only pending work is lock work (test/core/process-exit.spec.ts): it holds
  * locks of each kind with another caller waiting on each, reports its ref'd timers, then ends
  * its own work. It must exit by itself.
  */

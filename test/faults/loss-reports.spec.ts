@@ -28,7 +28,7 @@ class Feed {
   }
 }
 
-describe('issue 8: loss reports that are late, false or missing (its own redis-server)', () => {
+describe('loss reports that are late, false or missing (its own redis-server)', () => {
   watchUnhandledRejections();
   let redis: TestRedis;
   let raw: Redis;

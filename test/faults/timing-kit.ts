@@ -1,6 +1,7 @@
 /**
- * Tools of the defect suites (issue 8) that the fault kit lacks: a proxy that delays replies, a
- * single-node Redis Cluster, renewal and timer probes, and clocks that ignore `Date.now` mocks.
+ * Timing tools the fault kit lacks: a proxy that delays replies, a single-node Redis Cluster,
+ * renewal and timer probes, and clocks that ignore `Date.now` mocks (first written for the
+ * suites of issue 8).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

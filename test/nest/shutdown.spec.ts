@@ -15,7 +15,7 @@ import { sleep, until } from '../../tools/time';
 /** Long enough that a lock left behind by shutdown would still be there when a test looks. */
 const LONG_LEASE = 30_000;
 
-describe('issue 8: app.close() while locked work runs, waits or re-enters (its own redis-server)', () => {
+describe('app.close() while locked work runs, waits or re-enters (its own redis-server)', () => {
   let redis: TestRedis;
   let raw: Redis;
   let other: LockNode;

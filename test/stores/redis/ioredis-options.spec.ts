@@ -18,7 +18,13 @@ import {
   watchUnhandledRejections,
   type LockNode,
 } from '../../faults/fault-kit';
-import { channelOf, monotonic, renewals, singleNodeCluster, subscribers } from '../../faults/timing-kit';
+import {
+  channelOf,
+  monotonic,
+  renewals,
+  singleNodeCluster,
+  subscribers,
+} from '../../faults/timing-kit';
 import { sleep, until } from '../../../tools/time';
 
 type LockApp = Awaited<ReturnType<typeof lockApp>>;
@@ -26,7 +32,7 @@ type LockApp = Awaited<ReturnType<typeof lockApp>>;
 /** Long enough that a lock left behind would still be there when a test looks. */
 const LONG_LEASE = 30_000;
 
-describe('issue 8: the user’s ioredis options and clients (its own redis-server)', () => {
+describe('the user’s ioredis options and clients (its own redis-server)', () => {
   watchUnhandledRejections();
   let redis: TestRedis;
   let raw: Redis;

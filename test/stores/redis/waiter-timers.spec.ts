@@ -18,7 +18,7 @@ import { sleep, until } from '../../../tools/time';
  */
 const LONG_LEASE = 30_000;
 
-describe('issue 8: waiters right after boot, and the timers waiting leaves (its own redis-server)', () => {
+describe('waiters right after boot, and the timers waiting leaves (its own redis-server)', () => {
   let redis: TestRedis;
   let raw: Redis;
   let holder: LockNode;
