@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { permitsName } from '../../lib/stores/redis/redis-names';
 import { lockApp, type LockApp } from '../support/lock-app';
 import { startRedis, type TestRedis } from '../support/redis-server';
-import { delayProxy } from '../defects/defect-kit';
+import { delayProxy } from './timing-kit';
 
 /** How much later replies to script calls arrive than release notices, ms. */
 const SLOW = 150;

@@ -20,7 +20,7 @@
 -- N's cluster slot by construction (their '{N}' tag), and Redis serves a script's undeclared keys
 -- of slots its node owns (scripts without a shebang may), so SPUBLISH reaches the master of N's
 -- slot, where the waiter's SSUBSCRIBE is: checked on a Redis 7 test cluster
--- (test/cluster/cluster-family.spec.ts). A channel of another slot would not be safe.
+-- (test/stores/redis/cluster/cluster-family.spec.ts). A channel of another slot would not be safe.
 --
 -- Returns how many clients received the '0' published on the queue head's channel (on the plain
 -- channel when nobody is queued), or nil when the owner field is absent (the lock expired or was

@@ -1,0 +1,37 @@
+import type { LockHold } from '../../../lib/core/lock-hold';
+import type { Attempt, KeyQueue, QueueHost } from '../../../lib/core/waiting/key-queue';
+
+/** A promise settled from outside. */
+export class Deferred<T> {
+  resolve!: (value: T) => void;
+  reject!: (reason: unknown) => void;
+  readonly promise = new Promise<T>((resolve, reject) => {
+    this.resolve = resolve;
+    this.reject = reject;
+  });
+}
+
+/** A scripted attempt function: each call is one pending reply, answered by the test. */
+export function scripted(): Attempt & { replies: Deferred<LockHold | number>[] } {
+  const replies: Deferred<LockHold | number>[] = [];
+  const attempt = () => {
+    const reply = new Deferred<LockHold | number>();
+    replies.push(reply);
+    return reply.promise;
+  };
+  return Object.assign(attempt, { replies });
+}
+
+/** A fake QueueHost whose SUBSCRIBE the test answers. */
+export function fakeHost() {
+  const subscription = new Deferred<void>();
+  const host = {
+    subscription,
+    subscribe: jest.fn((_name: string) => subscription.promise),
+    unsubscribe: jest.fn((_name: string) => Promise.resolve()),
+    abandoned: jest.fn((_hold: LockHold) => undefined),
+    failed: jest.fn((_error: unknown) => undefined),
+    dropped: jest.fn((_queue: KeyQueue) => undefined),
+  };
+  return host satisfies QueueHost;
+}
