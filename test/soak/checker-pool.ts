@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { WorkerBuild } from '../support/transpile-worker';
+import type { WorkerBuild } from '../../tools/transpile-worker';
 import type { Hold, HoldMode, Wait, WaitEnd } from './checker-records';
 import type { CheckerWorkerSettings } from './checker-worker';
 import type { WorkerPool } from './checker-faults';

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { startCluster, type TestCluster } from '../../tools/redis/cluster';
 import { startRedis, type TestRedis } from '../support/redis-server';
-import { transpileWorker } from '../support/transpile-worker';
+import { transpileWorker } from '../../tools/transpile-worker';
 import { checkExclusion, checkWaits, leftoverKeys } from './checker-analysis';
 import { injectCheckerFaults, type FaultTarget } from './checker-faults';
 import { monitorResources } from './checker-monitor';

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startRedis } from '../support/redis-server';
 import { tcpProxy } from '../faults/fault-kit';
-import { transpileWorker, type WorkerBuild } from '../support/transpile-worker';
+import { transpileWorker, type WorkerBuild } from '../../tools/transpile-worker';
 import { checkExclusion, checkFencing, checkWaits } from './soak-analysis';
 import { injectFaults } from './soak-faults';
 import { monitorLocks } from './soak-monitor';

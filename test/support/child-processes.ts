@@ -1,6 +1,6 @@
 /**
  * Child processes that tests talk to by lines: a worker or a second application, on ts-node or
- * on a transpiled build (transpile-worker.ts). Every child started here is SIGKILLed by
+ * on a transpiled build (tools/transpile-worker.ts). Every child started here is SIGKILLed by
  * killChildren(), which a suite calls after its tests.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';

@@ -1,6 +1,6 @@
 import { LockError, LockRedisError } from '../../errors';
 import { wrongKindError } from '../../store';
-import { isReplyError } from './client';
+import { isReplyError } from './client/reply-errors';
 
 /** Turns a failed Redis call into a LockRedisError (or the wrong-kind LockKeyError) for `key`. */
 export function failure(key: string, operation: string): (error: unknown) => never {

@@ -6,7 +6,7 @@ import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../..
 import { STEADY_NODE_TIMEOUT, type TestCluster } from '../../../../tools/redis/cluster';
 import { ChildLines } from '../../../support/child-processes';
 import { suiteCluster } from '../../../support/suite-topology';
-import { transpileWorker, type WorkerBuild } from '../../../support/transpile-worker';
+import { transpileWorker, type WorkerBuild } from '../../../../tools/transpile-worker';
 
 /** A Nest application with RedisLockModule on `cluster` (module-owned unless `options` say). */
 export async function clusterApp(

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..');
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
   module: ts.ModuleKind.CommonJS,
@@ -54,10 +54,13 @@ function importsOf(file: string, found = new Set<string>()): Set<string> {
   return found;
 }
 
-/** Transpiles lib/ and `worker` (an absolute .ts path) with what it imports outside lib/. */
-export function transpileWorker(worker: string): WorkerBuild {
+/**
+ * Transpiles lib/ and `worker` (an absolute .ts path) with what it imports outside lib/;
+ * `assets` (absolute paths, e.g. Lua scripts a worker reads) are copied as they are.
+ */
+export function transpileWorker(worker: string, assets: readonly string[] = []): WorkerBuild {
   const out = mkdtempSync(join(tmpdir(), 'lock-worker-'));
-  for (const file of [...filesUnder(join(ROOT, 'lib')), ...importsOf(worker)]) {
+  for (const file of [...filesUnder(join(ROOT, 'lib')), ...importsOf(worker), ...assets]) {
     const target = join(out, relative(ROOT, file));
     mkdirSync(dirname(target), { recursive: true });
     if (file.endsWith('.lua')) copyFileSync(file, target);
