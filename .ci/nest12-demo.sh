@@ -66,10 +66,12 @@ node -e '
 ' || fail "the temp project does not have Nest 12 and the packed library"
 
 step "Typecheck the sample app against Nest 12 and the packed library's types"
-# Same layout as the repo: the demo imports the shared redis-server helper from tools/redis.
+# Same layout as the repo: the demo imports the shared redis-server helper from tools/redis,
+# which uses tools/time.ts.
 mkdir -p sample-app/src tools/redis
 cp "$ROOT"/sample-app/src/*.ts sample-app/src/
 cp "$ROOT"/tools/redis/*.ts tools/redis/
+cp "$ROOT"/tools/time.ts tools/
 cat >tsconfig.json <<'EOF'
 {
   "compilerOptions": {
@@ -85,7 +87,7 @@ cat >tsconfig.json <<'EOF'
     "noEmit": true,
     "types": ["node"]
   },
-  "include": ["sample-app/src", "tools/redis"]
+  "include": ["sample-app/src", "tools/redis", "tools/time.ts"]
 }
 EOF
 npx --no-install tsc -p tsconfig.json || fail "the sample app does not typecheck against Nest 12"
