@@ -33,7 +33,9 @@ async function main(): Promise<void> {
   const lib = await nestjsRedisLock(server.url);
   const floorClient = new Redis(server.url);
   const floor = await protocolFloor(floorClient);
-  const libClient = (lib.locks as unknown as { store: { client: Redis } }).store.client;
+  // The ioredis connection behind the store's client port (its ioredis adapter's `redis`).
+  const libClient = (lib.locks as unknown as { store: { client: { redis: Redis } } }).store.client
+    .redis;
   const control = await protocolFloor(libClient, "protocol floor on run()'s connection (control)");
   const rows: Adapter[] = [floor, lib.run, control];
   let seq = 0;
