@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Test } from '@nestjs/testing';
 import type { Redis, RedisOptions } from 'ioredis';
 import {
@@ -28,6 +29,25 @@ const MARGIN = 100;
 
 const monotonic = () => performance.now();
 
+/**
+ * Watches this process's event loop from now on; the returned function stops and gives the
+ * longest stall seen, ms. A bound is its wait + MARGIN + that stall: on a loaded machine the
+ * process itself is held up (under load 10 a waiter once answered 8 ms past a bare margin), and
+ * that is not the library's doing, while a retry or a lost wake-up would overshoot by far more.
+ */
+function watchStalls(): () => number {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let stalled: number | undefined;
+  return () => {
+    if (stalled === undefined) {
+      delay.disable();
+      stalled = delay.max / 1e6;
+    }
+    return stalled;
+  };
+}
+
 /** The `code` of a LockRedisError's cause (e.g. ECONNREFUSED). */
 const causeCode = (error: unknown) =>
   ((error as Error).cause as { code?: string } | undefined)?.code;
@@ -36,15 +56,19 @@ const causeCode = (error: unknown) =>
 const commandClient = (node: LockNode) =>
   (node.locks as unknown as { store: { client: Redis } }).store.client;
 
-/** Boots RedisLockModule on `redis`; the bootstrap's outcome and how long app.init() took, ms. */
+/**
+ * Boots RedisLockModule on `redis`: the bootstrap's outcome, how long app.init() took and the
+ * longest event-loop stall meanwhile, ms (see watchStalls).
+ */
 async function boot(redis: RedisOptions, options: Partial<RedisLockModuleOptions> = {}) {
   const moduleRef = await Test.createTestingModule({
     imports: [RedisLockModule.forRoot({ ...options, redis })],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: captureLogger });
+  const stalls = watchStalls();
   const started = monotonic();
   const outcome = await settled(app.init());
-  return { app, outcome, took: monotonic() - started };
+  return { app, outcome, took: monotonic() - started, stalled: stalls() };
 }
 
 describe('Redis down at startup: refused at once, unanswered bounded', () => {
@@ -52,17 +76,17 @@ describe('Redis down at startup: refused at once, unanswered bounded', () => {
 
   it("checkOnStartup 'fail' on a closed port fails the bootstrap within 1 s, naming the address and ECONNREFUSED", async () => {
     const port = await freePort();
-    const { outcome, took } = await boot({ host: '127.0.0.1', port });
+    const { outcome, took, stalled } = await boot({ host: '127.0.0.1', port });
     expect(outcome).toBeInstanceOf(LockError);
     expect((outcome as Error).message).toMatch(
       new RegExp(`^Cannot reach Redis at 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED`),
     );
-    expect(took).toBeLessThan(1_000);
+    expect(took).toBeLessThan(1_000 + stalled);
   });
 
   it("checkOnStartup 'warn' on a closed port does not delay the bootstrap and warns within 1 s", async () => {
     const port = await freePort();
-    const { app, outcome, took } = await boot(
+    const { app, outcome, took, stalled } = await boot(
       { host: '127.0.0.1', port },
       { checkOnStartup: 'warn' },
     );
@@ -72,7 +96,7 @@ describe('Redis down at startup: refused at once, unanswered bounded', () => {
         logged.find((line) => line.message.startsWith(`Cannot reach Redis at 127.0.0.1:${port}`));
       await until(() => warning() !== undefined, 1_000);
       expect(warning()!.message).toMatch(/ECONNREFUSED.*Lock calls fail until it is reachable/);
-      expect(took).toBeLessThan(1_000);
+      expect(took).toBeLessThan(1_000 + stalled);
       // Lock calls fail at once meanwhile, with the cause.
       const error = await settled(app.get(LockService).tryAcquire('boot'));
       expect(error).toBeInstanceOf(LockRedisError);
@@ -85,7 +109,7 @@ describe('Redis down at startup: refused at once, unanswered bounded', () => {
   it('a refused password fails the bootstrap within 1 s, naming the address and the refusal', async () => {
     const redis = await startRedis({ control: true });
     try {
-      const { outcome, took } = await boot({
+      const { outcome, took, stalled } = await boot({
         host: '127.0.0.1',
         port: redis.port,
         username: 'nobody',
@@ -95,7 +119,7 @@ describe('Redis down at startup: refused at once, unanswered bounded', () => {
       expect((outcome as Error).message).toMatch(
         new RegExp(`^Cannot reach Redis at 127\\.0\\.0\\.1:${redis.port}: WRONGPASS`),
       );
-      expect(took).toBeLessThan(1_000);
+      expect(took).toBeLessThan(1_000 + stalled);
     } finally {
       await redis.stop();
     }
@@ -128,6 +152,7 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
     const refused = `Redis command connection error: connect ECONNREFUSED 127.0.0.1:${redis.port}`;
     await until(() => logged.some((line) => line.message === refused), 1_000);
 
+    const stalls = watchStalls();
     let started = monotonic();
     const tried = await settled(node.locks.tryAcquire('down:try'));
     const tryTook = monotonic() - started;
@@ -155,9 +180,9 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
       waited: [true, 'ECONNREFUSED'],
       ran: [true, 'ECONNREFUSED'],
     });
-    expect(tryTook).toBeLessThan(MARGIN);
-    expect(waitTook).toBeLessThan(500 + MARGIN);
-    expect(runTook).toBeLessThan(300 + MARGIN);
+    expect(tryTook).toBeLessThan(MARGIN + stalls());
+    expect(waitTook).toBeLessThan(500 + MARGIN + stalls());
+    expect(runTook).toBeLessThan(300 + MARGIN + stalls());
     expect(resumeTook).toBeLessThan(1_000);
     // The one acquire after the restart: its EVALSHA (NOSCRIPT, then again after SCRIPT LOAD).
     expect(stats.evalsha ?? 0).toBeLessThanOrEqual(2);
@@ -174,6 +199,7 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
       const name = `${node.prefix}inflight`;
       await (await viaProxy.locks.acquire('inflight:warm')).release(); // scripts loaded
       proxy.dropReplies();
+      const stalls = watchStalls();
       const started = monotonic();
       const acquiring = settled(viaProxy.locks.acquire('inflight', { waitTime: 400 }));
       await until(async () => (await raw.exists(name)) === 1, 1_000); // Redis granted it
@@ -183,7 +209,7 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
       proxy.restore();
       await until(async () => (await raw.exists(name)) === 0, 2_000);
       expect(outcome).toBeInstanceOf(LockRedisError);
-      expect(took).toBeLessThan(400 + MARGIN);
+      expect(took).toBeLessThan(400 + MARGIN + stalls());
     } finally {
       await viaProxy.close();
       await proxy.close();
@@ -197,6 +223,7 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
       leaseTime: DEFAULT_LEASE,
     });
     try {
+      const stalls = watchStalls();
       const started = monotonic();
       const waiting = settled(waiter.locks.acquire('parked', { waitTime: 800 }));
       await until(
@@ -212,8 +239,8 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
       const releaseTook = monotonic() - releasing;
       await redis.restart();
       expect(outcome).toBeInstanceOf(LockRedisError);
-      expect(took).toBeLessThan(800 + MARGIN);
-      expect(releaseTook).toBeLessThan(MARGIN);
+      expect(took).toBeLessThan(800 + MARGIN + stalls());
+      expect(releaseTook).toBeLessThan(MARGIN + stalls());
       const again = await waiter.locks.acquire('parked', { waitTime: 1_000 });
       await again.release();
     } finally {
