@@ -17,7 +17,7 @@ import { transpileWorker } from '../tools/transpile-worker';
 import { fmt, table } from './lib/stats';
 
 const arg = (name: string) => process.argv[process.argv.indexOf(name) + 1];
-const CYCLES = process.argv.includes('--cycles') ? Number(arg('--cycles')) : 4_000;
+const CYCLES = process.argv.includes('--cycles') ? Number(arg('--cycles')) : 12_000;
 const WARM_UP = 2_000;
 /** How far run()'s ratio to the floor may rise above the baseline's before --check fails. */
 const TOLERANCE = 0.05;
