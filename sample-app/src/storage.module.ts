@@ -28,7 +28,7 @@ export class StorageModule implements OnApplicationShutdown {
 
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
-  // Runs after every beforeApplicationShutdown hook, so LockService has already released its
+  // Runs after every beforeApplicationShutdown hook, so the lock module has already released its
   // locks through this client.
   async onApplicationShutdown(): Promise<void> {
     if (this.redis.status === 'ready') await this.redis.quit();
