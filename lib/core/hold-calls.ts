@@ -21,11 +21,11 @@ import {
   type LockStore,
   type LockTarget,
 } from '../store';
-import { resolvesWithin, sleep } from '../time/time-limit';
+import { sleep } from '../time/time-limit';
 import type { LockWaiters } from './waiting/lock-waiters';
 
 /** How long a release after a known loss, or at shutdown, waits for the store, ms. */
-const FINAL_RELEASE_TIMEOUT = 500;
+export const FINAL_RELEASE_TIMEOUT = 500;
 /** Delay between tries to free a grant whose answer was lost, ms. */
 const CLEANUP_RETRY_DELAY = 200;
 
@@ -73,31 +73,6 @@ export class HoldCalls {
     private readonly driver: HoldCallsDriver,
   ) {
     this.fastPath = hasPort(store, 'fastPath') ? store : undefined;
-  }
-
-  /**
-   * At shutdown (new acquires already refused, waiters rejected): lets holds in use finish for
-   * `timeout` ms, then loses (tells) and frees those still held, and waits for attempts in
-   * flight so a late grant is freed; Redis gets FINAL_RELEASE_TIMEOUT ms to answer.
-   */
-  async finish(timeout: number): Promise<void> {
-    // Grants already answered reach their (rejected) waiters and are dropped, not "lost".
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    const deadline = now() + timeout;
-    while (this.holds.size > 0 && now() < deadline) await sleep(Math.min(50, deadline - now()));
-    const remaining = this.holds.all();
-    for (const hold of remaining) {
-      this.holds.lose(
-        hold,
-        `the application shut down while its work still ran (shutdownTimeout ${timeout} ms), so it was released`,
-      );
-    }
-    const releasing = Promise.all([...remaining.map((hold) => this.drop(hold)), this.drained()]);
-    if (!(await resolvesWithin(releasing, FINAL_RELEASE_TIMEOUT))) {
-      this.driver.logger.warn(
-        `Redis did not answer the final releases within ${FINAL_RELEASE_TIMEOUT} ms; locks not released expire within their lease.`,
-      );
-    }
   }
 
   /** Resolves once no attempt is in flight. */

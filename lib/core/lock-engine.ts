@@ -1,10 +1,8 @@
 import { AsyncResource } from 'node:async_hooks';
-import { LockError, LockLostError, messageOf } from '../errors';
-import { Acquirer } from './acquirer';
-import { GroupAcquirer } from './group-acquirer';
+import { LockError, LockLostError } from '../errors';
+import { engineParts, type EngineParts } from './engine-parts';
+import { finishHolds } from './engine-shutdown';
 import type { LockHandle } from './lock-handle';
-import type { LockHold } from './lock-hold';
-import { LockHolds } from './lock-holds';
 import {
   RUN_OPTIONS,
   type CheckedRunOptions,
@@ -23,8 +21,6 @@ import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
 import type { LockTarget } from '../store';
 import { busyError, type Busy } from './busy';
-import { LockWaiters } from './waiting/lock-waiters';
-import { HoldCalls } from './hold-calls';
 import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
 import { kindOf, lockKind } from './kinds';
@@ -44,13 +40,8 @@ export class LockEngine {
   private readonly context = new OwnerContext();
   /** The handles each scope (request) took with acquire(), to refuse waiting for them. */
   private readonly handles = new ChainHandles(this.context);
-  private readonly holds: LockHolds;
-  private readonly waiters: LockWaiters;
-  /** Given to every entry this engine issues: frees its hold, and marks the entry as ours. */
-  private readonly releaseHold = (hold: LockHold): Promise<void> => this.calls.release(hold);
-  private readonly calls: HoldCalls;
-  private readonly acquirer: Acquirer;
-  private readonly groups: GroupAcquirer;
+  /** Holds and watchdog, waiters, store calls, acquirers (see engineParts). */
+  private readonly parts: EngineParts;
   /** Per-call options with the engine's defaults filled in (also the semaphores'). */
   readonly options: CallOptions;
   private closing: LockError | undefined;
@@ -63,44 +54,17 @@ export class LockEngine {
     this.options = new CallOptions(config);
     // Outside every chain: the engine's owner context and any other AsyncLocalStorage (request ids, spans).
     const root = new AsyncResource('LockEngine');
-    const outside = <T>(fn: () => T): T => root.runInAsyncScope(() => this.context.exit(fn));
-    this.outside = outside;
-    this.holds = new LockHolds(config.store, config.leaseTime, {
-      lost: (error) => this.report(error),
-      renewalFailed: (error) => {
-        config.logger.warn(`Lock renewal failed, will retry: ${messageOf(error)}`);
-        config.observer?.renewalFailed(error);
-      },
-      outside,
-    });
-    this.waiters = new LockWaiters(config.store, config.leaseTime, {
-      abandoned: (hold) => void this.calls.drop(hold),
-      failed: (error) => config.logger.warn(`Lock notice subscription failed: ${messageOf(error)}`),
-    });
-    const observer = this.holdTimes.observing(config.observer);
-    this.calls = new HoldCalls(config.store, this.holds, this.waiters, {
-      logger: config.logger,
-      observer,
-      closing: () => this.closing,
+    this.outside = <T>(fn: () => T): T => root.runInAsyncScope(() => this.context.exit(fn));
+    this.parts = engineParts(config, this.context, this.holdTimes.observing(config.observer), {
       report: (error) => this.report(error),
-    });
-    this.acquirer = new Acquirer({
-      store: config.store,
-      context: this.context,
-      calls: this.calls,
-      waiters: this.waiters,
-      observer,
-      fairQueueTimeout: config.fairQueueTimeout,
-      noLeaseRetry: config.leaseTime,
-      releaseHold: this.releaseHold,
       closing: () => this.closing,
+      outside: this.outside,
     });
-    this.groups = new GroupAcquirer(this.acquirer);
   }
 
   /** How many locks this process holds now. */
   get heldCount(): number {
-    return this.holds.size;
+    return this.parts.holds.size;
   }
 
   /**
@@ -214,14 +178,14 @@ export class LockEngine {
   /** Takes `target` for the current chain (waiting as `opts` says): its handle, or busy. */
   enter(target: LockTarget, opts: ResolvedLockOptions): Promise<LockEntry | GroupHandle | Busy> {
     return kindOf(target.kind).group
-      ? this.groups.enter(target, opts)
-      : this.acquirer.enter(target, opts);
+      ? this.parts.groups.enter(target, opts)
+      : this.parts.acquirer.enter(target, opts);
   }
 
   /** Runs `fn` as the owner of `handle` (a handle from acquire/tryAcquire of this engine). */
   runAs<T>(handle: LockHandle, fn: () => T): T {
     const entry = handle instanceof GroupHandle ? handle.innermost : handle;
-    if (!(entry instanceof LockEntry) || entry.releaseHold !== this.releaseHold) {
+    if (!(entry instanceof LockEntry) || entry.releaseHold !== this.parts.releaseHold) {
       throw new LockError(
         'runAs() takes a handle returned by this LockService (not by another application’s).',
       );
@@ -282,12 +246,12 @@ export class LockEngine {
    * before the call: a waiter the force-unlock lets in holds the lock rightfully.
    */
   async forceUnlockTarget(target: LockTarget): Promise<boolean> {
-    const before = this.holds.named(target.name);
+    const before = this.parts.holds.named(target.name);
     const deleted = await this.config.store.forceUnlock(target);
     const { object } = kindOf(target.kind);
     for (const hold of before) {
       if (kindOf(hold.kind).object === object)
-        this.holds.lose(hold, 'it was deleted by forceUnlock()');
+        this.parts.holds.lose(hold, 'it was deleted by forceUnlock()');
     }
     return deleted;
   }
@@ -304,9 +268,9 @@ export class LockEngine {
 
   private async shutdown(timeout: number): Promise<void> {
     this.closing = new LockError('The lock service is shutting down; no new locks are granted.');
-    this.waiters.closeAll(this.closing);
-    await this.calls.finish(timeout);
-    this.holds.stop();
+    this.parts.waiters.closeAll(this.closing);
+    await finishHolds(this.parts, timeout, this.config.logger);
+    this.parts.holds.stop();
   }
 
   private target(keys: LockKeys, opts?: ResolvedLockOptions, mode = opts?.mode): LockTarget {
@@ -315,7 +279,9 @@ export class LockEngine {
 
   /** The error of a call still busy after its wait (heldByThisProcess: any member, any chain). */
   private busyError(target: LockTarget, opts: ResolvedLockOptions, busy: Busy) {
-    const here = (target.names ?? [target.name]).some((name) => this.holds.named(name).length > 0);
+    const here = (target.names ?? [target.name]).some(
+      (name) => this.parts.holds.named(name).length > 0,
+    );
     return busyError(target.key, opts.waitTime, busy, here, this.holdTimes.typical(target.key));
   }
 
