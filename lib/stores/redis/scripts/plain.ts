@@ -10,6 +10,7 @@ import { channelName, tokenKey } from '../redis-names';
 import {
   channelKey,
   decodeRelease,
+  refusedTtl,
   type KeysAndArgs,
   type PublishCommand,
   type ScriptDefinition,
@@ -20,8 +21,6 @@ export type AcquireInput = [request: AcquireRequest, publish: PublishCommand];
 /** A release script's input: the hold, its unlock latch (the request's), how it publishes. */
 export type ReleaseInput = [hold: StoredHold, latch: string, publish: PublishCommand];
 
-const NOT_GRANTED_NO_LEASE: AcquireReply = { granted: false, ttl: Infinity };
-
 /**
  * Decodes acquire.lua's and acquire-fenced.lua's reply: 0 acquired, > 0 acquired with that
  * fencing token; < 0 busy, PTTL -2 - reply.
@@ -30,16 +29,19 @@ export function decodeAcquire(reply: unknown): AcquireReply {
   const result = Number(reply);
   if (result === 0) return GRANTED;
   if (result > 0) return { granted: true, fencingToken: result };
-  return result === -1 ? NOT_GRANTED_NO_LEASE : { granted: false, ttl: -2 - result };
+  return refusedTtl(result);
+}
+
+/** The layout of an acquire whose KEYS are the lock hash alone and ARGV lease, owner. */
+export function layoutHashLeaseOwner(out: KeysAndArgs, request: AcquireRequest): number {
+  out.push(request.name, request.leaseTime, request.owner);
+  return 1;
 }
 
 /** acquire.lua: KEYS the lock hash; ARGV lease, owner. */
 export const ACQUIRE: ScriptDefinition<AcquireInput, AcquireReply> = {
   script: LockScripts.acquire,
-  layout(out: KeysAndArgs, request: AcquireRequest): number {
-    out.push(request.name, request.leaseTime, request.owner);
-    return 1;
-  },
+  layout: layoutHashLeaseOwner,
   decode: decodeAcquire,
 };
 

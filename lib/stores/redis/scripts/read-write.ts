@@ -6,7 +6,7 @@ import {
 } from '../../../store';
 import { LockScripts } from '../lock-scripts';
 import { readLeaseKey, readLeasePrefix, rwChannelName } from '../redis-names';
-import type { AcquireInput, ReleaseInput } from './plain';
+import { layoutHashLeaseOwner, type AcquireInput, type ReleaseInput } from './plain';
 import {
   channelKey,
   decodeGrantOrWait,
@@ -48,10 +48,7 @@ export const READ_RELEASE: ScriptDefinition<ReleaseInput, number | null> = {
 /** write-acquire.lua: KEYS the hash; ARGV lease, owner. */
 export const WRITE_ACQUIRE: ScriptDefinition<AcquireInput, AcquireReply> = {
   script: LockScripts.writeAcquire,
-  layout(out: KeysAndArgs, request: AcquireRequest): number {
-    out.push(request.name, request.leaseTime, request.owner);
-    return 1;
-  },
+  layout: layoutHashLeaseOwner,
   decode: decodeGrantOrWait,
 };
 
