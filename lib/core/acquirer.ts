@@ -33,6 +33,8 @@ export interface AcquirerDriver {
   readonly releaseHold: (hold: LockHold) => Promise<void>;
   /** The shutdown error once close() began. */
   closing(): LockError | undefined;
+  /** Runs `fn` outside every call chain. */
+  readonly outside: <T>(fn: () => T) => T;
 }
 
 /**

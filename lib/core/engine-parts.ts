@@ -66,6 +66,7 @@ export function engineParts(
     noLeaseRetry: config.leaseTime,
     releaseHold,
     closing: hooks.closing,
+    outside: hooks.outside,
   });
   return { holds, waiters, calls, acquirer, groups: new GroupAcquirer(acquirer), releaseHold };
 }

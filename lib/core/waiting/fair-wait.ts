@@ -7,6 +7,7 @@ import { isConnectionError } from '../../errors';
 import { PLAIN_KIND } from '../kinds';
 import { requirePort, type LockStore, type LockTarget } from '../../store';
 import { DeadlineTimer } from '../../time/time-limit';
+import { leaveQueue } from './fair-leave';
 import type { ChannelListener, LockWaiters } from './lock-waiters';
 
 /** Delay before trying again after an attempt failed on the connection, ms. */
@@ -21,6 +22,10 @@ export interface FairDriver {
   readonly fairQueueTimeout: number;
   /** Retry delay when the holder's lock has no lease (a foreign lock), ms. */
   readonly noLeaseRetry: number;
+  /** The shutdown error once the engine began closing. */
+  closing(): unknown;
+  /** Runs `fn` outside every call chain. */
+  readonly outside: <T>(fn: () => T) => T;
 }
 
 /**
@@ -50,9 +55,11 @@ export async function takeFair(
       (error: unknown) => unsynced(error, busy),
     );
   const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false, ...extra.request };
-  // A first attempt that failed may still have queued the waiter: it leaves (best effort).
+  const leave = () =>
+    leaveQueue(fairQueue, request, () => driver.closing() !== undefined, driver.outside);
+  // A first attempt that failed may still have queued the waiter: it leaves.
   const first = await attempt().catch(async (error: unknown) => {
-    if (queue) await fairQueue.leave(request).catch(() => undefined);
+    if (queue) await leave();
     throw error;
   });
   if (typeof first !== 'number') return first;
@@ -70,7 +77,7 @@ export async function takeFair(
   const wait = new FairWait(
     {
       attempt,
-      leave: () => fairQueue.leave(request),
+      leave,
       subscribe: (listener) => {
         waiters.listen(channel, listener);
         // A failed SUBSCRIBE leaves no listener behind (the acquire then fails with its error).
@@ -96,7 +103,7 @@ export async function takeFair(
 export interface FairWaitHost {
   /** One attempt by this waiter's owner id (it joins, or keeps, its place in the queue). */
   attempt(): Promise<LockHold | number>;
-  /** Leaves the queue in the store (best effort: a place also ends with its timeout). */
+  /** Leaves the queue in the store (see leaveQueue); never rejects. */
   leave(): Promise<void>;
   /** Starts routing the messages of this waiter's channels here and subscribes to them. */
   subscribe(listener: ChannelListener): Promise<void>;
@@ -149,13 +156,13 @@ export class FairWait implements ChannelListener {
         retry = result === Infinity ? firstRetry : result;
         const left = deadline - now();
         if (left <= 0) {
-          await this.host.leave().catch(() => undefined);
+          await this.host.leave();
           return null;
         }
         await this.sleep(Math.min(retry, left, this.renewEvery));
       }
     } catch (error) {
-      await this.host.leave().catch(() => undefined);
+      await this.host.leave();
       throw error;
     } finally {
       this.signal?.removeEventListener('abort', onAbort);
