@@ -39,7 +39,12 @@ export default tseslint.config(
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
       sourceType: 'commonjs',
-      globals: { require: 'readonly', module: 'writable', __filename: 'readonly' },
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __filename: 'readonly',
+        process: 'readonly',
+      },
     },
     rules: {
       ...tseslint.configs.disableTypeChecked.rules,

@@ -1,11 +1,15 @@
 import type { Redis } from 'ioredis';
 import { MemoryLockStore } from '../../lib';
 import type { TestRedis } from './redis-server';
+import { watchDeclaredKeys } from './declared-keys';
 import { suiteRedis } from './suite-redis';
 
-/** The stores the library's behavioural suites run on. */
-export const STORE_KINDS = ['redis', 'memory'] as const;
-export type StoreKind = (typeof STORE_KINDS)[number];
+/** Every store the library's behavioural suites run on. */
+const ALL_STORE_KINDS = ['redis', 'memory'] as const;
+export type StoreKind = (typeof ALL_STORE_KINDS)[number];
+/** The stores this run's behavioural suites run on: on Valkey (on-valkey.ts), the Redis store only. */
+export const STORE_KINDS: readonly StoreKind[] =
+  process.env.LOCK_TEST_SERVER === 'valkey' ? ['redis'] : ALL_STORE_KINDS;
 
 /** A suite's lock store and what a test may look at in it, by lock name (keyPrefix + key). */
 export interface SuiteStore {
@@ -37,6 +41,7 @@ export function suiteStore(kind: StoreKind): SuiteStore {
 
 function redisStore(): SuiteStore {
   const server = suiteRedis();
+  watchScripts(server);
   let probes = 0;
   return {
     kind: 'redis',
@@ -78,4 +83,18 @@ function memoryStore(): SuiteStore {
     getCounter: (counter) => Promise.resolve(counters.get(counter) ?? 0),
     setCounter: (counter, value) => Promise.resolve(void counters.set(counter, value)),
   };
+}
+
+/**
+ * Every script the suite's server runs declares the keys it touches (see declared-keys.ts): the
+ * suite fails after its tests otherwise.
+ */
+function watchScripts(server: { readonly raw: Redis }): void {
+  let watch: Awaited<ReturnType<typeof watchDeclaredKeys>> | undefined;
+  beforeAll(async () => {
+    watch = await watchDeclaredKeys(server.raw);
+  });
+  afterAll(() => {
+    expect(watch?.stop()).toEqual([]);
+  });
 }

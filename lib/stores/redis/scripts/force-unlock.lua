@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Frees whatever lock lives under a name, whoever holds it, and wakes its waiters: a plain lock
 -- (RLock), a fair lock (RFairLock) with its queue, or a read-write lock (RReadWriteLock) with
 -- every reader and the writer.

@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Takes a read hold on a Redisson-compatible read-write lock (RReadWriteLock layout).
 --
 -- KEYS[1]  the lock hash N: field 'mode' = 'read' | 'write', field '<owner>' = that owner's read

@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Watchdog renewal of a batch of holds of mixed kinds in one call (up to 100 per call, all keys
 -- in one cluster slot, as Redisson's batched renewal).
 --

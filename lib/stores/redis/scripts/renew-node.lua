@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Watchdog renewal of lock holds of many cluster slots on one Redis Cluster master, in one call
 -- (up to 100 holds per call), for every kind renew-all.lua knows and semaphore permits.
 --

@@ -1,3 +1,4 @@
+--!df flags=allow-undeclared-keys
 -- Ends an owner's write hold on a Redisson-compatible read-write lock, idempotently.
 --
 -- KEYS[1]  the lock hash N (see read-acquire.lua)
