@@ -11,16 +11,20 @@ import type { Redis, RedisOptions } from 'ioredis';
 import {
   LockService,
   RedisLockModule,
+  type LockHandle,
   type LockLostError,
   type RedisLockModuleOptions,
 } from '../../lib';
-import { freePort, startRedis, type TestRedis } from '../support/redis-server';
+import { freePort, type TestRedis } from '../support/redis-server';
+import { suiteRedis, type SuiteRedis } from '../support/suite-redis';
 import { sleep } from '../../tools/time';
 
 /** The watchdog lease of the fault suites, ms: short so that faults outlast it quickly. */
 export const LEASE = 600;
 /** The watchdog renews every third of the lease. */
 export const RENEW_PERIOD = Math.floor(LEASE / 3);
+/** Loss must be reported within one lease of the fault (plus one renewal period and slack). */
+export const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
 /**
  * ioredis options that reconnect every 50 ms. Commands sent while disconnected are kept
@@ -90,6 +94,31 @@ export async function lockNode(
   };
 }
 
+/** What faultRedis() starts. */
+export interface FaultRedis extends SuiteRedis {
+  /** lockNode(redis, options), closed after the suite before the server stops. */
+  node(...args: Parameters<typeof lockNode>): Promise<LockNode>;
+}
+
+/**
+ * Jest hooks for a fault suite: watchUnhandledRejections() and its own controllable redis-server
+ * with a raw client (suiteRedis({ control: true })), stopped after the lock nodes it started.
+ */
+export function faultRedis(): FaultRedis {
+  watchUnhandledRejections();
+  const server = suiteRedis({ control: true });
+  return {
+    get redis() {
+      return server.redis;
+    },
+    get raw() {
+      return server.raw;
+    },
+    closing: server.closing,
+    node: async (...args) => server.closing(await lockNode(...args)),
+  };
+}
+
 /** What twoLockNodes() starts. */
 export interface TwoLockNodes {
   readonly redis: TestRedis;
@@ -99,40 +128,29 @@ export interface TwoLockNodes {
 }
 
 /**
- * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
- * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite,
- * and watchUnhandledRejections(). `made` gets them once started (assign the suite's variables
- * there); or read the returned fields inside hooks and tests.
+ * Jest hooks for a fault suite: faultRedis(), and two lock nodes `a` and `b` on it under one key
+ * prefix, all stopped after the suite. `made` gets them once started (assign the suite's
+ * variables there); or read the returned fields inside hooks and tests.
  */
 export function twoLockNodes(
   options: Parameters<typeof lockNode>[1] = {},
   made?: (nodes: TwoLockNodes) => void,
 ): TwoLockNodes {
-  watchUnhandledRejections();
-  let redis: TestRedis | undefined;
-  let raw: Redis | undefined;
+  const server = faultRedis();
   let a: LockNode | undefined;
   let b: LockNode | undefined;
   beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    raw.on('error', () => undefined); // the suite kills and restarts the server
-    a = await lockNode(fastRedis(redis.port), options);
-    b = await lockNode(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
+    const { redis, raw } = server;
+    a = await server.node(fastRedis(redis.port), options);
+    b = await server.node(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
     made?.({ redis, raw, a, b });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    raw?.disconnect();
-    await redis?.stop();
   });
   return {
     get redis() {
-      return redis!;
+      return server.redis;
     },
     get raw() {
-      return raw!;
+      return server.raw;
     },
     get a() {
       return a!;
@@ -141,6 +159,40 @@ export function twoLockNodes(
       return b!;
     },
   };
+}
+
+/** A loopback TCP proxy in front of Redis (see tcpProxy). */
+export type TcpProxy = Awaited<ReturnType<typeof tcpProxy>>;
+
+/** What proxiedRedis() starts. */
+export interface ProxiedRedis extends FaultRedis {
+  readonly proxy: TcpProxy;
+  /** A lock node on the server itself, not through the proxy. */
+  readonly direct: LockNode;
+}
+
+/**
+ * Jest hooks for a suite of faults between client and server: faultRedis(), a TCP proxy in front
+ * of it (moving bytes again and accepting connections after each test) and a lock node `direct`
+ * on the server itself (lockNode with `options`), all stopped after the suite. `made` gets them
+ * (awaited: it may start more lock nodes with node()).
+ */
+export function proxiedRedis(
+  options: Parameters<typeof lockNode>[1],
+  made: (suite: ProxiedRedis) => unknown,
+): void {
+  const server = faultRedis();
+  let proxy: TcpProxy | undefined;
+  beforeAll(async () => {
+    const { redis, raw } = server;
+    proxy = server.closing(await tcpProxy(redis.port));
+    const direct = await server.node(fastRedis(redis.port), options);
+    await made({ redis, raw, closing: server.closing, node: server.node, proxy, direct });
+  });
+  afterEach(() => {
+    proxy?.unstall();
+    proxy?.restore();
+  });
 }
 
 /**
@@ -164,6 +216,18 @@ export function abortTime(signal: AbortSignal, from: number): () => number {
   let at = signal.aborted ? Date.now() : -1;
   signal.addEventListener('abort', () => (at = Date.now()), { once: true });
   return () => (at < 0 ? -1 : at - from);
+}
+
+/**
+ * Waits one renewal period into `held`'s hold, starts `fault`, and returns how long after the
+ * fault the holder's signal aborted: -1 if not within LOSS_BOUND (which it waits).
+ */
+export async function lossAfter(held: LockHandle, fault: () => void): Promise<number> {
+  await sleep(RENEW_PERIOD + 20);
+  fault();
+  const lostAfter = abortTime(held.signal, Date.now());
+  await sleep(LOSS_BOUND);
+  return lostAfter();
 }
 
 /** Settles `promise` into a value or the error it rejected with (for "no hang" checks). */

@@ -14,8 +14,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tap } from 'rxjs';
 import { Locked } from '../../lib';
 import { httpApp } from '../nest/nest-kit';
-import { startRedis, type TestRedis } from '../support/redis-server';
-import { watchUnhandledRejections } from './fault-kit';
+import type { TestRedis } from '../support/redis-server';
+import { faultRedis } from './fault-kit';
 import { sleep } from '../../tools/time';
 
 /** Each request's wait for its lock, ms. */
@@ -77,21 +77,18 @@ interface Sent {
 }
 
 describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its own redis-server)', () => {
-  watchUnhandledRejections();
+  const server = faultRedis();
   let redis: TestRedis;
   let app: INestApplication;
   let url: string;
 
   beforeAll(async () => {
-    redis = await startRedis({ control: true });
+    redis = server.redis;
     // The module's and ioredis' defaults: a new user's setup.
     ({ app } = await httpApp('express', redis, {}, { controllers: [JobsController] }));
+    server.closing(app);
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();
-  });
-  afterAll(async () => {
-    await app?.close();
-    await redis?.stop();
   });
 
   it('no request waits past its waitTime + 100 ms, every failure is a 503, every success ran alone, and traffic resumes within 1 s of the restart', async () => {
