@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { LockError, LockKeyError, LockOptionsError, Locked, Semaphore } from '../../../lib';
 import { lockApp } from '../../support/lock-app';
@@ -40,7 +40,6 @@ function decorate(...args: unknown[]) {
 }
 
 describe('bad input to @Locked: typed errors naming the problem, the method body not run', () => {
-  let app: INestApplication;
   let orders: Orders;
   let raw: Redis;
   let prefix: string;
@@ -48,11 +47,9 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
 
   beforeAll(async () => {
     raw = server.raw;
-    ({ app, prefix } = await lockApp(server.redis, {}, { providers: [Orders] }));
-    orders = app.get(Orders);
-  });
-  afterAll(async () => {
-    await app.close();
+    const made = await lockApp(server.redis, {}, { providers: [Orders] });
+    prefix = made.prefix;
+    orders = server.closing(made.app).get(Orders);
   });
   nothingRanNorLeft(
     () => raw,
