@@ -14,7 +14,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tap } from 'rxjs';
 import { Locked } from '../../lib';
 import { httpApp } from '../nest/nest-kit';
-import type { TestRedis } from '../support/redis-server';
 import { faultRedis } from './fault-kit';
 import { sleep } from '../../tools/time';
 
@@ -78,14 +77,12 @@ interface Sent {
 
 describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its own redis-server)', () => {
   const server = faultRedis();
-  let redis: TestRedis;
   let app: INestApplication;
   let url: string;
 
   beforeAll(async () => {
-    redis = server.redis;
     // The module's and ioredis' defaults: a new user's setup.
-    ({ app } = await httpApp('express', redis, {}, { controllers: [JobsController] }));
+    ({ app } = await httpApp('express', server.redis, {}, { controllers: [JobsController] }));
     server.closing(app);
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();
@@ -113,10 +110,10 @@ describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its 
     loopDelay.enable();
     const workers = Array.from({ length: WORKERS }, (_, n) => worker(n));
     await sleep(300);
-    await redis.kill();
+    await server.redis.kill();
     const killedAt = monotonic();
     await sleep(OUTAGE);
-    await redis.restart();
+    await server.redis.restart();
     const restartedAt = monotonic();
     await sleep(1_500);
     running = false;
