@@ -113,6 +113,17 @@ describe('Watchdog', () => {
     expect(late.validUntil).toBe(Date.now());
   });
 
+  /** Hold 1 under watch, its renewals (the first, or every one) answered once `reply` is resolved. */
+  function heldAwaitingReply(which: 'first' | 'every') {
+    const reply = new Deferred<boolean[]>();
+    const answer = () => reply.promise;
+    if (which === 'every') driver.renew.mockImplementation(answer);
+    else driver.renew.mockImplementationOnce(answer);
+    const h = hold(1);
+    watchdog.add(h);
+    return { reply, h };
+  }
+
   /**
    * A watchdog with one hold whose first renewal (sent one period after it was taken) hangs,
    * and whose "still held" reply is read in the very loop turn in which the watchdog finds the
@@ -120,10 +131,7 @@ describe('Watchdog', () => {
    * next round, which fires 50 ms after the lease ended (a stalled event loop).
    */
   async function replyReadBeforeVerdict(stall: boolean): Promise<LockHold> {
-    const reply = new Deferred<boolean[]>();
-    driver.renew.mockImplementationOnce(() => reply.promise);
-    const h = hold(1);
-    watchdog.add(h);
+    const { reply, h } = heldAwaitingReply('first');
     await advance(PERIOD);
     const expiry = h.validUntil;
     // The tick reschedules its timer through `outside`: deliver the reply from there.
@@ -164,10 +172,7 @@ describe('Watchdog', () => {
   );
 
   it('a reply that comes after the verdict does not bring the hold back', async () => {
-    const reply = new Deferred<boolean[]>();
-    driver.renew.mockImplementation(() => reply.promise);
-    const h = hold(1);
-    watchdog.add(h);
+    const { reply, h } = heldAwaitingReply('every');
     await advance(LEASE);
     expect(driver.lost).toHaveBeenCalledWith(h, expect.any(String));
     const calls = driver.renew.mock.calls.length;
@@ -222,10 +227,7 @@ describe('Watchdog', () => {
   });
 
   it('never renews or reports a hold removed while its renewal was in flight', async () => {
-    const reply = new Deferred<boolean[]>();
-    driver.renew.mockImplementationOnce(() => reply.promise);
-    const h = hold(1);
-    watchdog.add(h);
+    const { reply, h } = heldAwaitingReply('first');
     await advance(PERIOD);
     watchdog.remove(h);
     reply.resolve([false]);

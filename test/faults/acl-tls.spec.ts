@@ -4,16 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { LockError, LockLostError, LockRedisError } from '../../lib';
-import { freePort, startRedis, type TestRedis } from '../support/redis-server';
-import {
-  LEASE,
-  fastRedis,
-  lockNode,
-  logged,
-  settled,
-  watchUnhandledRejections,
-  type LockNode,
-} from './fault-kit';
+import { freePort, type TestRedis } from '../support/redis-server';
+import { LEASE, fastRedis, faultRedis, logged, settled, type LockNode } from './fault-kit';
 import { sleep, until } from '../../tools/time';
 
 /**
@@ -76,27 +68,13 @@ async function everyOperation(node: LockNode, raw: Redis, key: string) {
 }
 
 describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redis-servers)', () => {
-  watchUnhandledRejections();
+  const suite = faultRedis();
   let redis: TestRedis;
   let raw: Redis;
-  const nodes: LockNode[] = [];
-  const node = async (...args: Parameters<typeof lockNode>) => {
-    const created = await lockNode(...args);
-    nodes.push(created);
-    return created;
-  };
   const asUser = (username: string) =>
     fastRedis(redis.port, { username, password: 'pw', enableReadyCheck: false });
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-  });
-  afterAll(async () => {
-    for (const created of nodes) await created.close();
-    raw?.disconnect();
-    await redis?.stop();
-  });
+  beforeAll(() => ({ redis, raw } = suite));
 
   it('a user allowed only the documented minimal command set can run every operation', async () => {
     await raw.acl(
@@ -109,7 +87,7 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
       '-@all',
       ...MINIMAL_COMMANDS.map((c) => `+${c}`),
     );
-    const locker = await node(asUser('locker'));
+    const locker = await suite.node(asUser('locker'));
     await everyOperation(locker, raw, 'minimal');
     await locker.close(); // no QUIT permission needed either
   });
@@ -125,7 +103,7 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
       '-@all',
       ...MINIMAL_COMMANDS.filter((c) => c !== 'subscribe').map((c) => `+${c}`),
     );
-    const weak = await node(asUser('nosub'), { leaseTime: 30_000 });
+    const weak = await suite.node(asUser('nosub'), { leaseTime: 30_000 });
     const held = await weak.locks.acquire('nosub');
     const waiter = weak.locks.run('nosub', () => 'got it', { waitTime: 5_000 });
     await sleep(100); // its SUBSCRIBE was refused: no release message will come
@@ -151,7 +129,7 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
         '-@all',
         ...MINIMAL_COMMANDS.filter((c) => c !== command).map((c) => `+${c}`),
       );
-      const weak = await node(asUser(`without-${command}`), { shutdownTimeout: 50 });
+      const weak = await suite.node(asUser(`without-${command}`), { shutdownTimeout: 50 });
       await raw.script('FLUSH');
       const logLines = logged.length;
       const failure = await settled(everyOperation(weak, raw, `without:${command}`));
@@ -188,10 +166,10 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
       '-@all',
       ...MINIMAL_COMMANDS.map((c) => `+${c}`),
     );
-    const billing = await node(asUser('billing'), { keyPrefix: 'billing:' });
+    const billing = await suite.node(asUser('billing'), { keyPrefix: 'billing:' });
     await everyOperation(billing, raw, 'invoice:1');
     await everyOperation(billing, raw, '{invoice}:2'); // a hash-tagged key: the other aux names
-    const intruder = await node(asUser('billing'), { keyPrefix: 'shipping:' });
+    const intruder = await suite.node(asUser('billing'), { keyPrefix: 'shipping:' });
     const refused = await settled(intruder.locks.acquire('invoice:1', { waitTime: 0 }));
     expect(refused).toBeInstanceOf(LockRedisError);
     expect((refused as Error).message).toMatch(/NOPERM|permissions/i);
@@ -199,8 +177,8 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
   });
 
   it('keyPrefix keeps two applications apart on one Redis: same key, two independent locks', async () => {
-    const billing = await node(fastRedis(redis.port), { keyPrefix: 'iso-billing:' });
-    const shipping = await node(fastRedis(redis.port), { keyPrefix: 'iso-shipping:' });
+    const billing = await suite.node(fastRedis(redis.port), { keyPrefix: 'iso-billing:' });
+    const shipping = await suite.node(fastRedis(redis.port), { keyPrefix: 'iso-shipping:' });
     const one = await billing.locks.acquire('order:1');
     const two = await shipping.locks.tryAcquire('order:1');
     expect(two).not.toBeNull();
@@ -217,6 +195,7 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'lock-tls-'));
       let server: ChildProcess | undefined;
+      let secure: LockNode | undefined;
       try {
         const made = spawnSync(
           'openssl',
@@ -281,7 +260,7 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
           }
         }, 10_000);
         await admin.acl('SETUSER', 'tlsuser', 'on', '>pw', '~*', '&*', '+@all');
-        const secure = await node(
+        secure = await suite.node(
           { host: '127.0.0.1', port, tls, username: 'tlsuser', password: 'pw' },
           { keyPrefix: 'tls:' },
         );
@@ -290,7 +269,9 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
         expect(String(clients)).toContain('user=tlsuser');
         // A plain connection to the TLS port: the startup check fails the bootstrap, naming it.
         const plain = await settled(
-          node(fastRedis(port, { maxRetriesPerRequest: 1, username: 'tlsuser', password: 'pw' })),
+          suite.node(
+            fastRedis(port, { maxRetriesPerRequest: 1, username: 'tlsuser', password: 'pw' }),
+          ),
         );
         expect(plain).toBeInstanceOf(LockError);
         expect((plain as Error).message).toMatch(
@@ -298,7 +279,7 @@ describe('security: minimal ACL, key patterns per keyPrefix, TLS (their own redi
         );
         admin.disconnect();
       } finally {
-        for (const created of nodes.splice(0)) await created.close();
+        await secure?.close();
         server?.kill('SIGKILL');
         rmSync(dir, { recursive: true, force: true });
       }

@@ -1,26 +1,30 @@
 /**
- * Shared tools of the fault-injection suites: fast-reconnecting LockService instances, a log
- * capture, an unhandled-rejection watch and a loopback TCP proxy whose connections can be cut
- * or stalled.
+ * Shared tools of the fault-injection suites: fast-reconnecting LockService instances on a
+ * controllable server, a log capture, an unhandled-rejection watch, and (re-exported from
+ * tcp-proxy.ts) a loopback TCP proxy whose connections can be cut or stalled.
  */
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
-import { createServer, Socket, type Server } from 'node:net';
 import type { Redis, RedisOptions } from 'ioredis';
 import {
   LockService,
   RedisLockModule,
+  type LockHandle,
   type LockLostError,
   type RedisLockModuleOptions,
 } from '../../lib';
-import { freePort, startRedis, type TestRedis } from '../support/redis-server';
+import type { TestRedis } from '../support/redis-server';
+import { suiteRedis, type SuiteRedis } from '../support/suite-redis';
+import { tcpProxy, type TcpProxy } from './tcp-proxy';
 import { sleep } from '../../tools/time';
 
 /** The watchdog lease of the fault suites, ms: short so that faults outlast it quickly. */
 export const LEASE = 600;
 /** The watchdog renews every third of the lease. */
 export const RENEW_PERIOD = Math.floor(LEASE / 3);
+/** Loss must be reported within one lease of the fault (plus one renewal period and slack). */
+export const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
 /**
  * ioredis options that reconnect every 50 ms. Commands sent while disconnected are kept
@@ -90,6 +94,31 @@ export async function lockNode(
   };
 }
 
+/** What faultRedis() starts. */
+export interface FaultRedis extends SuiteRedis {
+  /** lockNode(redis, options), closed after the suite before the server stops. */
+  node(...args: Parameters<typeof lockNode>): Promise<LockNode>;
+}
+
+/**
+ * Jest hooks for a fault suite: watchUnhandledRejections() and its own controllable redis-server
+ * with a raw client (suiteRedis({ control: true })), stopped after the lock nodes it started.
+ */
+export function faultRedis(): FaultRedis {
+  watchUnhandledRejections();
+  const server = suiteRedis({ control: true });
+  return {
+    get redis() {
+      return server.redis;
+    },
+    get raw() {
+      return server.raw;
+    },
+    closing: server.closing,
+    node: async (...args) => server.closing(await lockNode(...args)),
+  };
+}
+
 /** What twoLockNodes() starts. */
 export interface TwoLockNodes {
   readonly redis: TestRedis;
@@ -99,40 +128,29 @@ export interface TwoLockNodes {
 }
 
 /**
- * Jest hooks for a fault suite: its own controllable redis-server (kill, pause, restart), a raw
- * client, and two lock nodes `a` and `b` on it under one key prefix, all stopped after the suite,
- * and watchUnhandledRejections(). `made` gets them once started (assign the suite's variables
- * there); or read the returned fields inside hooks and tests.
+ * Jest hooks for a fault suite: faultRedis(), and two lock nodes `a` and `b` on it under one key
+ * prefix, all stopped after the suite. `made` gets them once started (assign the suite's
+ * variables there); or read the returned fields inside hooks and tests.
  */
 export function twoLockNodes(
   options: Parameters<typeof lockNode>[1] = {},
   made?: (nodes: TwoLockNodes) => void,
 ): TwoLockNodes {
-  watchUnhandledRejections();
-  let redis: TestRedis | undefined;
-  let raw: Redis | undefined;
+  const server = faultRedis();
   let a: LockNode | undefined;
   let b: LockNode | undefined;
   beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    raw.on('error', () => undefined); // the suite kills and restarts the server
-    a = await lockNode(fastRedis(redis.port), options);
-    b = await lockNode(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
+    const { redis, raw } = server;
+    a = await server.node(fastRedis(redis.port), options);
+    b = await server.node(fastRedis(redis.port), { ...options, keyPrefix: a.prefix });
     made?.({ redis, raw, a, b });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    raw?.disconnect();
-    await redis?.stop();
   });
   return {
     get redis() {
-      return redis!;
+      return server.redis;
     },
     get raw() {
-      return raw!;
+      return server.raw;
     },
     get a() {
       return a!;
@@ -141,6 +159,37 @@ export function twoLockNodes(
       return b!;
     },
   };
+}
+
+/** What proxiedRedis() starts. */
+export interface ProxiedRedis extends FaultRedis {
+  readonly proxy: TcpProxy;
+  /** A lock node on the server itself, not through the proxy. */
+  readonly direct: LockNode;
+}
+
+/**
+ * Jest hooks for a suite of faults between client and server: faultRedis(), a TCP proxy in front
+ * of it (moving bytes again and accepting connections after each test) and a lock node `direct`
+ * on the server itself (lockNode with `options`), all stopped after the suite. `made` gets them
+ * (awaited: it may start more lock nodes with node()).
+ */
+export function proxiedRedis(
+  options: Parameters<typeof lockNode>[1],
+  made: (suite: ProxiedRedis) => unknown,
+): void {
+  const server = faultRedis();
+  let proxy: TcpProxy | undefined;
+  beforeAll(async () => {
+    const { redis, raw } = server;
+    proxy = server.closing(await tcpProxy(redis.port));
+    const direct = await server.node(fastRedis(redis.port), options);
+    await made({ redis, raw, closing: server.closing, node: server.node, proxy, direct });
+  });
+  afterEach(() => {
+    proxy?.unstall();
+    proxy?.restore();
+  });
 }
 
 /**
@@ -166,85 +215,20 @@ export function abortTime(signal: AbortSignal, from: number): () => number {
   return () => (at < 0 ? -1 : at - from);
 }
 
+/**
+ * Waits one renewal period into `held`'s hold, starts `fault`, and returns how long after the
+ * fault the holder's signal aborted: -1 if not within LOSS_BOUND (which it waits).
+ */
+export async function lossAfter(held: LockHandle, fault: () => void): Promise<number> {
+  await sleep(RENEW_PERIOD + 20);
+  fault();
+  const lostAfter = abortTime(held.signal, Date.now());
+  await sleep(LOSS_BOUND);
+  return lostAfter();
+}
+
 /** Settles `promise` into a value or the error it rejected with (for "no hang" checks). */
 export const settled = (promise: Promise<unknown>): Promise<unknown> =>
   promise.catch((error: unknown) => error);
 
-/**
- * A loopback TCP proxy in front of Redis on `target`. `cut()` resets every connection and
- * refuses new ones until `restore()`; `stall()` stops moving bytes on open connections (a
- * network that drops packets without resetting), `unstall()` moves them again; `dropReplies()`
- * forwards requests but loses Redis' answers until the next `cut()`.
- */
-export async function tcpProxy(target: number) {
-  const port = await freePort();
-  const pairs = new Set<{ client: Socket; upstream: Socket }>();
-  let refusing = false;
-  let stalled = false;
-  let dropping = false;
-  const server: Server = createServer((client) => {
-    if (refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = new Socket();
-    const pair = { client, upstream };
-    pairs.add(pair);
-    upstream.connect(target, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    if (stalled) {
-      client.pause();
-      upstream.pause();
-    }
-    client.on('data', (data: Buffer) => upstream.write(data));
-    upstream.on('data', (data: Buffer) => {
-      if (!dropping) client.write(data);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const each = (fn: (socket: Socket) => void) => {
-    for (const { client, upstream } of pairs) {
-      fn(client);
-      fn(upstream);
-    }
-  };
-  return {
-    port,
-    /** Open connections through the proxy. */
-    get connections() {
-      return pairs.size;
-    },
-    cut() {
-      refusing = true;
-      dropping = false;
-      each((socket) => socket.destroy());
-    },
-    restore() {
-      refusing = false;
-    },
-    stall() {
-      stalled = true;
-      each((socket) => socket.pause());
-    },
-    unstall() {
-      stalled = false;
-      each((socket) => socket.resume());
-    },
-    dropReplies() {
-      dropping = true;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        refusing = true;
-        each((socket) => socket.destroy());
-        server.close(() => resolve());
-      }),
-  };
-}
+export { tcpProxy, type TcpProxy };

@@ -3,20 +3,18 @@ import type { Redis } from 'ioredis';
 import { Observable, Subject } from 'rxjs';
 import { LockLostError, LockService, Locked } from '../../lib';
 import { lockApp } from '../support/lock-app';
-import { startRedis, type TestRedis } from '../support/redis-server';
+import type { TestRedis } from '../support/redis-server';
 import {
   LEASE,
-  RENEW_PERIOD,
+  LOSS_BOUND,
   fastRedis,
   lockNode,
-  tcpProxy,
-  watchUnhandledRejections,
+  proxiedRedis,
   type LockNode,
+  type TcpProxy,
 } from './fault-kit';
 import { abortedAt, monotonic, renewals, stallEventLoop } from './timing-kit';
 import { sleep, until } from '../../tools/time';
-
-const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
 @Injectable()
 class Feed {
@@ -29,28 +27,13 @@ class Feed {
 }
 
 describe('loss reports that are late, false or missing (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
   let raw: Redis;
-  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let proxy: TcpProxy;
   let direct: LockNode;
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    proxy = await tcpProxy(redis.port);
-    direct = await lockNode(fastRedis(redis.port));
-  });
-  afterEach(() => {
-    jest.restoreAllMocks();
-    proxy.unstall();
-  });
-  afterAll(async () => {
-    await direct?.close();
-    await proxy?.close();
-    raw?.disconnect();
-    await redis?.stop();
-  });
+  proxiedRedis({}, (made) => ({ redis, raw, proxy, direct } = made));
+  afterEach(() => jest.restoreAllMocks());
 
   /** A lock node on `port` sharing `direct`'s key prefix. */
   const node = (port: number, leaseTime = LEASE) =>

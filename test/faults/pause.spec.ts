@@ -4,16 +4,14 @@ import {
   fastRedis,
   lockNode,
   LEASE,
-  RENEW_PERIOD,
-  abortTime,
+  LOSS_BOUND,
+  lossAfter,
   lossLogLines,
   settled,
   type LockNode,
   twoLockNodes,
 } from './fault-kit';
 import { sleep, until } from '../../tools/time';
-
-const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 /** How long each test keeps Redis stopped: well past the lease. */
 const PAUSE = LEASE * 3;
 
@@ -61,11 +59,7 @@ describe('fault: Redis paused (SIGSTOP) longer than the lease, then resumed (its
 
   it('during the pause the holder is told within one lease (its hold was not confirmed for a whole lease)', async () => {
     const held = await a.locks.acquire('paused:during');
-    await sleep(RENEW_PERIOD + 20);
-    redis.pause();
-    const lostAfter = abortTime(held.signal, Date.now());
-    await sleep(LOSS_BOUND);
-    const measured = lostAfter();
+    const measured = await lossAfter(held, () => redis.pause());
     redis.resume();
     await held.release().catch(() => undefined);
     expect(measured).toBeGreaterThanOrEqual(0);

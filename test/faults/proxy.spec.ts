@@ -1,48 +1,30 @@
 import type { Redis } from 'ioredis';
 import { LockLostError, type LockHandle } from '../../lib';
-import { startRedis, type TestRedis } from '../support/redis-server';
 import {
   LEASE,
+  LOSS_BOUND,
   RENEW_PERIOD,
   abortTime,
   fastRedis,
-  lockNode,
   logged,
-  watchUnhandledRejections,
-  tcpProxy,
+  lossAfter,
+  proxiedRedis,
   type LockNode,
+  type TcpProxy,
 } from './fault-kit';
 import { sleep, until } from '../../tools/time';
 
-const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
-
 describe('fault: the client connection cut, stalled or losing replies, through a TCP proxy (its own redis-server)', () => {
-  watchUnhandledRejections();
-  let redis: TestRedis;
   let raw: Redis;
-  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let proxy: TcpProxy;
   let direct: LockNode;
   let viaProxy: LockNode;
   let viaProxy2: LockNode;
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    raw.on('error', () => undefined);
-    proxy = await tcpProxy(redis.port);
-    direct = await lockNode(fastRedis(redis.port));
-    viaProxy = await lockNode(fastRedis(proxy.port), { keyPrefix: direct.prefix });
-    viaProxy2 = await lockNode(fastRedis(proxy.port), { keyPrefix: direct.prefix });
-  });
-  afterEach(() => {
-    proxy.unstall();
-    proxy.restore();
-  });
-  afterAll(async () => {
-    for (const node of [direct, viaProxy, viaProxy2]) await node?.close();
-    await proxy?.close();
-    raw?.disconnect();
-    await redis?.stop();
+  proxiedRedis({}, async (made) => {
+    ({ raw, proxy, direct } = made);
+    viaProxy = await made.node(fastRedis(proxy.port), { keyPrefix: direct.prefix });
+    viaProxy2 = await made.node(fastRedis(proxy.port), { keyPrefix: direct.prefix });
   });
 
   /** Normal service through the proxy: take and release a fresh lock within 1 s. */
@@ -112,11 +94,7 @@ describe('fault: the client connection cut, stalled or losing replies, through a
 
   it('a stalled connection (no reset, no bytes) for several leases: the holder is told within one lease', async () => {
     const held = await viaProxy.locks.acquire('stall');
-    await sleep(RENEW_PERIOD + 20);
-    proxy.stall();
-    const lostAfter = abortTime(held.signal, Date.now());
-    await sleep(LOSS_BOUND);
-    const measured = lostAfter();
+    const measured = await lossAfter(held, () => proxy.stall());
     await sleep(LEASE * 3 - LOSS_BOUND);
     proxy.unstall();
     await until(() => held.signal.aborted, LOSS_BOUND);

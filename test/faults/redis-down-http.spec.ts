@@ -14,8 +14,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tap } from 'rxjs';
 import { Locked } from '../../lib';
 import { httpApp } from '../nest/nest-kit';
-import { startRedis, type TestRedis } from '../support/redis-server';
-import { watchUnhandledRejections } from './fault-kit';
+import { faultRedis } from './fault-kit';
 import { sleep } from '../../tools/time';
 
 /** Each request's wait for its lock, ms. */
@@ -77,21 +76,16 @@ interface Sent {
 }
 
 describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its own redis-server)', () => {
-  watchUnhandledRejections();
-  let redis: TestRedis;
+  const server = faultRedis();
   let app: INestApplication;
   let url: string;
 
   beforeAll(async () => {
-    redis = await startRedis({ control: true });
     // The module's and ioredis' defaults: a new user's setup.
-    ({ app } = await httpApp('express', redis, {}, { controllers: [JobsController] }));
+    ({ app } = await httpApp('express', server.redis, {}, { controllers: [JobsController] }));
+    server.closing(app);
     await app.listen(0, '127.0.0.1');
     url = await app.getUrl();
-  });
-  afterAll(async () => {
-    await app?.close();
-    await redis?.stop();
   });
 
   it('no request waits past its waitTime + 100 ms, every failure is a 503, every success ran alone, and traffic resumes within 1 s of the restart', async () => {
@@ -116,10 +110,10 @@ describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its 
     loopDelay.enable();
     const workers = Array.from({ length: WORKERS }, (_, n) => worker(n));
     await sleep(300);
-    await redis.kill();
+    await server.redis.kill();
     const killedAt = monotonic();
     await sleep(OUTAGE);
-    await redis.restart();
+    await server.redis.restart();
     const restartedAt = monotonic();
     await sleep(1_500);
     running = false;

@@ -13,6 +13,7 @@ import { freePort, startRedis, type TestRedis } from '../support/redis-server';
 import {
   captureLogger,
   fastRedis,
+  faultRedis,
   lockNode,
   logged,
   settled,
@@ -127,21 +128,14 @@ describe('Redis down at startup: refused at once, unanswered bounded', () => {
 });
 
 describe('Redis down while the application runs: lock calls fail fast, nothing sent late (its own redis-server)', () => {
-  watchUnhandledRejections();
+  const server = faultRedis();
   let redis: TestRedis;
   let raw: Redis;
   let node: LockNode;
 
   beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    raw.on('error', () => undefined);
-    node = await lockNode(fastRedis(redis.port), { leaseTime: DEFAULT_LEASE });
-  });
-  afterAll(async () => {
-    await node?.close();
-    raw?.disconnect();
-    await redis?.stop();
+    ({ redis, raw } = server);
+    node = await server.node(fastRedis(redis.port), { leaseTime: DEFAULT_LEASE });
   });
 
   it('tryAcquire fails at once and acquire within its waitTime, with LockRedisError (ECONNREFUSED); once Redis is back the next call works and none of the outage was sent', async () => {

@@ -1,19 +1,16 @@
 import { ReplyError, type Redis } from 'ioredis';
 import { LockError, LockLostError, LockRedisError } from '../../lib';
-import { freePort, startRedis, type TestRedis } from '../support/redis-server';
+import { freePort, type TestRedis } from '../support/redis-server';
 import {
   LEASE,
-  RENEW_PERIOD,
+  LOSS_BOUND,
   fastRedis,
-  lockNode,
+  faultRedis,
   logged,
   settled,
-  watchUnhandledRejections,
   type LockNode,
 } from './fault-kit';
 import { sleep, until } from '../../tools/time';
-
-const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
 /** A way for Redis to refuse lock commands, how to start and stop it, and what it answers. */
 interface Refusal {
@@ -66,31 +63,24 @@ const refusals: Refusal[] = [
 ];
 
 describe.each(refusals)('fault: Redis answering $name (its own redis-server)', (refusal) => {
-  watchUnhandledRejections();
+  const server = faultRedis();
   let redis: TestRedis;
   let raw: Redis;
   let a: LockNode;
   let b: LockNode;
 
   beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
+    ({ redis, raw } = server);
     await raw.acl('SETUSER', 'app', 'on', '>pw', '~*', '&*', '+@all');
     const asApp = (extra = {}) =>
       fastRedis(redis.port, { username: 'app', password: 'pw', ...extra });
-    a = await lockNode(asApp());
-    b = await lockNode(asApp(), { keyPrefix: a.prefix });
+    a = await server.node(asApp());
+    b = await server.node(asApp(), { keyPrefix: a.prefix });
     // Load the scripts while Redis still accepts everything.
     await (await a.locks.acquire('warm-up')).release();
     await (await b.locks.acquire('warm-up')).release();
   });
   afterEach(() => refusal.stop(raw));
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    raw?.disconnect();
-    await redis?.stop();
-  });
 
   it('acquire, tryAcquire, run (and forceUnlock where refused) reject at once with a LockRedisError naming it; nothing run, nothing locked', async () => {
     await refusal.start(raw);

@@ -2,16 +2,13 @@ import { LockLostError, type LockHandle } from '../../lib';
 import type { TestRedis } from '../support/redis-server';
 import {
   LEASE,
-  RENEW_PERIOD,
+  LOSS_BOUND,
   abortTime,
   lossLogLines,
   type LockNode,
   twoLockNodes,
 } from './fault-kit';
 import { sleep, until } from '../../tools/time';
-
-/** Loss must be reported within one lease of the fault (plus one renewal period and slack). */
-const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 
 describe('fault: Redis restarted without persistence (its own redis-server)', () => {
   let redis: TestRedis;

@@ -1,11 +1,10 @@
-import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
+import { Controller, Get, Module } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
-import { Test } from '@nestjs/testing';
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { LockService, RedisLockModule } from '../../lib';
+import { LockService } from '../../lib';
 import { RedisLockHealthIndicator, RedisLockHealthModule } from '../../lib/health';
 import { freePort } from '../support/redis-server';
+import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 
 // README.md's health-check snippet, as written there (timeout 300 ms instead of 1 000).
@@ -35,26 +34,12 @@ class HealthModule {}
  */
 export function healthIndicatorTests(): void {
   const server = suiteRedis();
-  const apps: INestApplication[] = [];
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-  });
 
+  /** An app with the health endpoint, its lock module on the server at `redis` (a URL). */
   async function start(redis: string) {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        RedisLockModule.forRoot({
-          redis,
-          keyPrefix: `t:${randomUUID().slice(0, 8)}:`,
-          checkOnStartup: 'off',
-        }),
-        HealthModule,
-      ],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    apps.push(app);
-    return app;
+    const options = { redis, checkOnStartup: 'off' } as const;
+    const { app } = await lockApp(server.redis, options, { imports: [HealthModule] });
+    return server.closing(app);
   }
 
   it('is up with the PING latency and the number of locks this app holds', async () => {

@@ -88,27 +88,43 @@ describe('error mapping on GraphQL (Apollo, code first)', () => {
     return response.body.singleResult as GraphQLAnswer;
   }
 
-  it('answers a busy lock with extensions.code CONFLICT, no stack frames, no advice', async () => {
-    const locks = await start();
-    const held = await locks.acquire('order:1', { leaseTime: 10_000 });
-    const { errors } = await post('mutation { pay(id: 1) }');
+  /** The answer to paying order `id` while another caller holds it for 10 s. */
+  async function payWhileHeld(locks: LockService, id: number): Promise<GraphQLAnswer> {
+    const held = await locks.acquire(`order:${id}`, { leaseTime: 10_000 });
+    const answer = await post(`mutation { pay(id: ${id}) }`);
     await held.release();
+    return answer;
+  }
 
+  /**
+   * The one error of `errors`, expected to carry `message`, `code` and `retryAfter`, and a stack
+   * trace of its message alone (no frames).
+   */
+  function mappedError(
+    errors: GraphQLAnswer['errors'],
+    message: string,
+    code: string,
+    retryAfter: number,
+  ) {
     expect(errors).toHaveLength(1);
     const [error] = errors!;
-    expect(error.message).toBe('The resource is locked by another operation.');
-    expect(error.extensions.code).toBe('CONFLICT');
-    expect(error.extensions.retryAfter).toBe(10);
+    expect(error.message).toBe(message);
+    expect(error.extensions.code).toBe(code);
+    expect(error.extensions.retryAfter).toBe(retryAfter);
     expect(error.extensions.stacktrace).toEqual([`Error: ${error.message}`]);
+    return error;
+  }
+
+  it('answers a busy lock with extensions.code CONFLICT, no stack frames, no advice', async () => {
+    const { errors } = await payWhileHeld(await start(), 1);
+    const message = 'The resource is locked by another operation.';
+    const error = mappedError(errors, message, 'CONFLICT', 10);
     expect(JSON.stringify(error)).not.toMatch(/order:1|waitTime|tryAcquire|lock-engine/);
     expect(logger.at('error')).toEqual([]);
   });
 
   it('uses LOCKED for busyStatus 423 and BAD_USER_INPUT for a bad key', async () => {
-    const locks = await start({ busyStatus: 423 });
-    const held = await locks.acquire('order:2', { leaseTime: 10_000 });
-    const busy = await post('mutation { pay(id: 2) }');
-    await held.release();
+    const busy = await payWhileHeld(await start({ busyStatus: 423 }), 2);
     expect(busy.errors?.[0].extensions.code).toBe('LOCKED');
 
     const bad = await post('mutation { note(note: "bad") }');
@@ -120,12 +136,8 @@ describe('error mapping on GraphQL (Apollo, code first)', () => {
   it('answers a Redis failure with SERVICE_UNAVAILABLE and retryAfter 1, no stack frames', async () => {
     await start();
     const { errors } = await post('mutation { redisDown }');
-    expect(errors).toHaveLength(1);
-    const [error] = errors!;
-    expect(error.message).toBe('The lock service is unavailable.');
-    expect(error.extensions.code).toBe('SERVICE_UNAVAILABLE');
-    expect(error.extensions.retryAfter).toBe(1);
-    expect(error.extensions.stacktrace).toEqual([`Error: ${error.message}`]);
+    const message = 'The lock service is unavailable.';
+    const error = mappedError(errors, message, 'SERVICE_UNAVAILABLE', 1);
     expect(JSON.stringify(error)).not.toMatch(/order:3|ECONNREFUSED/);
     expect(logger.at('error')).toEqual([]);
   });

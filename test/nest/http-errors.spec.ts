@@ -50,11 +50,23 @@ describe.each(PLATFORMS)('error mapping on HTTP (%s)', (platform) => {
     return { ...started, locks: started.app.get(LockService) };
   }
 
-  it('answers a busy lock with 409, Retry-After from the lease left, no key and one debug line', async () => {
-    const { app, locks, logger } = await start();
-    const held = await locks.acquire('order:7', { leaseTime: 20_000 });
-    const response = await request(app.getHttpServer()).post('/orders/7/pay').expect(409);
+  /** The answer, expected with `status`, to paying order `id` while another caller holds it. */
+  async function payWhileHeld(
+    { app, locks }: Awaited<ReturnType<typeof start>>,
+    id: number,
+    leaseTime: number,
+    status: number,
+  ) {
+    const held = await locks.acquire(`order:${id}`, { leaseTime });
+    const response = await request(app.getHttpServer()).post(`/orders/${id}/pay`).expect(status);
     await held.release();
+    return response;
+  }
+
+  it('answers a busy lock with 409, Retry-After from the lease left, no key and one debug line', async () => {
+    const started = await start();
+    const response = await payWhileHeld(started, 7, 20_000, 409);
+    const { logger } = started;
 
     expect(response.body).toEqual({
       statusCode: 409,
@@ -70,10 +82,8 @@ describe.each(PLATFORMS)('error mapping on HTTP (%s)', (platform) => {
   });
 
   it('uses busyStatus and names the key with exposeKeys', async () => {
-    const { app, locks } = await start({ busyStatus: 423, exposeKeys: true });
-    const held = await locks.acquire('order:8', { leaseTime: 5_000 });
-    const response = await request(app.getHttpServer()).post('/orders/8/pay').expect(423);
-    await held.release();
+    const started = await start({ busyStatus: 423, exposeKeys: true });
+    const response = await payWhileHeld(started, 8, 5_000, 423);
     expect(response.body).toEqual({
       statusCode: 423,
       message: 'Lock "order:8" is held by another operation.',
@@ -138,10 +148,9 @@ describe.each(PLATFORMS)('error mapping on HTTP (%s)', (platform) => {
   });
 
   it('maps nothing with mapErrors: false', async () => {
-    const { app, locks, logger } = await start({ mapErrors: false });
-    const held = await locks.acquire('order:10', { leaseTime: 5_000 });
-    await request(app.getHttpServer()).post('/orders/10/pay').expect(500);
-    await held.release();
+    const started = await start({ mapErrors: false });
+    await payWhileHeld(started, 10, 5_000, 500);
+    const { logger } = started;
     expect(logger.at('error').join('\n')).toContain('LockAcquireTimeoutError');
   });
 });

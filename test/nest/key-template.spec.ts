@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { LockError, LockKeyError } from '../../lib';
 import { checkBuiltKey, compileKeyTemplate } from '../../lib/nest/decorators/key-template';
 import { hashTagProblem } from '../../lib/core/options/validate';
+import { MALFORMED_TEMPLATES } from './bad-input/malformed-templates';
 
 const where = '@Locked on Svc.m';
 const build = (template: string, args: unknown[], params = 3) =>
@@ -23,18 +24,9 @@ describe('key templates (pure)', () => {
   });
 
   it.each([
-    ['', /non-empty string/],
-    ['order:<0', /never closed/],
-    ['order:0>', /has no opening '<'/],
-    ['order:<>', /'<>' is not a placeholder/],
+    ...MALFORMED_TEMPLATES,
     ['order:<x>', /not a placeholder/],
-    ['order:<01>', /not a placeholder/],
-    ['order:<0.>', /not a placeholder/],
     ['order:<0..a>', /not a placeholder/],
-    ['order:<0.a-b>', /not a placeholder/],
-    ['order:< 0>', /not a placeholder/],
-    ['order:<-1>', /not a placeholder/],
-    ['order:<0.__proto__>', /'__proto__', which is not data/],
     ['order:<0.constructor.name>', /'constructor', which is not data/],
     ['order:<3>', /refers to argument 3, but the method declares 3 parameters/],
   ])('rejects template %j at decoration time', (template, message) => {

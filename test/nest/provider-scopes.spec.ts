@@ -1,17 +1,8 @@
-import {
-  Controller,
-  Get,
-  Inject,
-  Injectable,
-  Module,
-  Scope,
-  type INestApplication,
-} from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, Module, Scope } from '@nestjs/common';
 import { ContextIdFactory, LazyModuleLoader, REQUEST } from '@nestjs/core';
-import { Test } from '@nestjs/testing';
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { LockService, Locked, RedisLockModule } from '../../lib';
+import { LockService, Locked } from '../../lib';
+import { lockApp } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 
 /** Every locked method answers how deep its own application's LockService holds the key. */
@@ -88,32 +79,23 @@ class SingletonService extends Probe {
 
 describe('@Locked in every provider scope', () => {
   const server = suiteRedis();
-  const apps: INestApplication[] = [];
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.close()));
-  });
 
   async function start() {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        RedisLockModule.forRoot({
-          redis: server.redis.url,
-          keyPrefix: `t:${randomUUID().slice(0, 8)}:`,
-        }),
-      ],
-      controllers: [ImplicitRequestController],
-      providers: [
-        RequestInfo,
-        RequestScopedService,
-        TransientService,
-        TransientUser,
-        SingletonService,
-      ],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    apps.push(app);
-    return app;
+    const { app } = await lockApp(
+      server.redis,
+      {},
+      {
+        controllers: [ImplicitRequestController],
+        providers: [
+          RequestInfo,
+          RequestScopedService,
+          TransientService,
+          TransientUser,
+          SingletonService,
+        ],
+      },
+    );
+    return server.closing(app);
   }
 
   it('locks in a controller made request-scoped by its dependency', async () => {

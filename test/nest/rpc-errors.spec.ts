@@ -6,11 +6,10 @@ import {
   Transport,
   type ClientProxy,
 } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
-import { randomUUID } from 'node:crypto';
 import { firstValueFrom } from 'rxjs';
-import { LockRedisError, LockService, Locked, RedisLockModule } from '../../lib';
+import { LockRedisError, LockService, Locked } from '../../lib';
 import { freePort } from '../support/redis-server';
+import { lockModule } from '../support/lock-app';
 import { suiteRedis } from '../support/suite-redis';
 import { CapturingLogger } from './nest-kit';
 
@@ -38,15 +37,7 @@ describe('error mapping on a TCP microservice', () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        RedisLockModule.forRoot({
-          redis: server.redis.url,
-          keyPrefix: `t:${randomUUID().slice(0, 8)}:`,
-        }),
-      ],
-      controllers: [OrdersHandler],
-    }).compile();
+    const { moduleRef } = await lockModule(server.redis, {}, { controllers: [OrdersHandler] });
     service = moduleRef.createNestMicroservice({
       transport: Transport.TCP,
       options: { host: '127.0.0.1', port },

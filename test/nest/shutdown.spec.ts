@@ -1,6 +1,4 @@
-import type { Redis } from 'ioredis';
 import { LockError, LockLostError, type LockHandle } from '../../lib';
-import type { TestRedis } from '../support/redis-server';
 import {
   fastRedis,
   lockNode,
@@ -16,15 +14,12 @@ import { sleep, until } from '../../tools/time';
 const LONG_LEASE = 30_000;
 
 describe('app.close() while locked work runs, waits or re-enters (its own redis-server)', () => {
-  let redis: TestRedis;
-  let raw: Redis;
   let other: LockNode;
-
-  twoLockNodes({}, (nodes) => ({ redis, raw, b: other } = nodes));
+  const nodes = twoLockNodes({}, (made) => (other = made.b));
 
   it('a hold released by shutdown while its work runs is lost: signal aborted, run() rejects, logged; nobody else enters before', async () => {
     // issue 8, defect 1
-    const closing = await lockNode(fastRedis(redis.port), {
+    const closing = await lockNode(fastRedis(nodes.redis.port), {
       keyPrefix: other.prefix,
       shutdownTimeout: 500,
     });
@@ -66,7 +61,7 @@ describe('app.close() while locked work runs, waits or re-enters (its own redis-
 
   it('re-entry of a held lock works during the shutdown grace period, until that hold ends', async () => {
     // issue 8, defect 3
-    const closing = await lockNode(fastRedis(redis.port), {
+    const closing = await lockNode(fastRedis(nodes.redis.port), {
       keyPrefix: other.prefix,
       shutdownTimeout: 5_000,
     });
@@ -89,7 +84,7 @@ describe('app.close() while locked work runs, waits or re-enters (its own redis-
       expect(await shutdownBegan).toBeInstanceOf(LockError);
       await expect(inside).resolves.toEqual({ nested: 'nested run', depth: 2 });
       await closed;
-      expect(await raw.exists(`${other.prefix}grace`)).toBe(0);
+      expect(await nodes.raw.exists(`${other.prefix}grace`)).toBe(0);
     } finally {
       await blocker.release();
       await closing.close();
@@ -98,7 +93,7 @@ describe('app.close() while locked work runs, waits or re-enters (its own redis-
 
   it('close() during a waiter’s in-flight attempt (100 ms reply latency) leaves no lock in Redis once it resolves', async () => {
     // issue 8, defect 4
-    const proxy = await delayProxy(redis.port, 100);
+    const proxy = await delayProxy(nodes.redis.port, 100);
     const slow = await lockNode(fastRedis(proxy.port), {
       keyPrefix: other.prefix,
       leaseTime: LONG_LEASE,
@@ -108,12 +103,12 @@ describe('app.close() while locked work runs, waits or re-enters (its own redis-
       await (await slow.locks.acquire('inflight:warm')).release(); // connected, scripts loaded
       const held = await other.locks.acquire('inflight');
       const waiting = settled(slow.locks.acquire('inflight', { waitTime: 10_000 }));
-      await until(async () => (await subscribers(raw, channelOf(name))) === 1, 2_000);
+      await until(async () => (await subscribers(nodes.raw, channelOf(name))) === 1, 2_000);
       await sleep(250); // its attempt after subscribing has been answered: busy
       await held.release(); // the waiter is told 100 ms later and tries again
-      await until(async () => (await raw.exists(name)) === 1, 2_000); // Redis granted the waiter
+      await until(async () => (await nodes.raw.exists(name)) === 1, 2_000); // Redis granted the waiter
       await slow.close(); // its answer is still 100 ms away
-      const leftBehind = await raw.exists(name);
+      const leftBehind = await nodes.raw.exists(name);
       expect(await waiting).toBeInstanceOf(LockError);
       expect(leftBehind).toBe(0);
     } finally {

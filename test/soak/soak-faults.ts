@@ -25,32 +25,23 @@ const DURATION: Record<FaultKind, [number, number]> = {
 /** Healthy time between two faults, ms. */
 const HEALTHY: [number, number] = [1_500, 3_500];
 
+type Target = { redis: TestRedis; proxy: FaultProxy };
+
+/** How each kind of fault begins and ends. */
+const FAULTS: Record<FaultKind, { begin(on: Target): unknown; end(on: Target): unknown }> = {
+  restart: { begin: ({ redis }) => redis.kill(), end: ({ redis }) => redis.restart() },
+  pause: { begin: ({ redis }) => redis.pause(), end: ({ redis }) => redis.resume() },
+  cut: { begin: ({ proxy }) => proxy.cut(), end: ({ proxy }) => proxy.restore() },
+  stall: { begin: ({ proxy }) => proxy.stall(), end: ({ proxy }) => proxy.unstall() },
+};
+
 /** Injects one fault of `kind` and resolves when it is over (Redis answering, proxy restored). */
 async function inject(kind: FaultKind, redis: TestRedis, proxy: FaultProxy): Promise<FaultRecord> {
   const start = micros();
   const duration = between(...DURATION[kind]);
-  switch (kind) {
-    case 'restart':
-      await redis.kill();
-      await sleep(duration);
-      await redis.restart();
-      break;
-    case 'pause':
-      redis.pause();
-      await sleep(duration);
-      redis.resume();
-      break;
-    case 'cut':
-      proxy.cut();
-      await sleep(duration);
-      proxy.restore();
-      break;
-    case 'stall':
-      proxy.stall();
-      await sleep(duration);
-      proxy.unstall();
-      break;
-  }
+  await FAULTS[kind].begin({ redis, proxy });
+  await sleep(duration);
+  await FAULTS[kind].end({ redis, proxy });
   return { kind, start, end: micros() };
 }
 

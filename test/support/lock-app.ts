@@ -1,4 +1,4 @@
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
@@ -10,12 +10,15 @@ import {
 import type { TestRedis } from './redis-server';
 import type { SuiteStore } from './suite-store';
 
-/** A Nest application with RedisLockModule on `redis` (or a memory store), under a fresh key prefix. */
-export async function lockApp(
+/**
+ * A compiled testing module of `metadata` with RedisLockModule on `redis` (or a memory store;
+ * `options` may name another server), under a fresh key prefix unless `options` give one.
+ */
+export async function lockModule(
   redis: TestRedis | MemoryLockStore,
   options: Partial<RedisLockModuleOptions> = {},
   metadata: ModuleMetadata = {},
-): Promise<{ app: INestApplication; locks: LockService; prefix: string }> {
+): Promise<{ moduleRef: TestingModule; prefix: string }> {
   const prefix = options.keyPrefix ?? `t:${randomUUID().slice(0, 8)}:`;
   const moduleRef = await Test.createTestingModule({
     ...metadata,
@@ -28,6 +31,14 @@ export async function lockApp(
       ...(metadata.imports ?? []),
     ],
   }).compile();
+  return { moduleRef, prefix };
+}
+
+/** A Nest application of lockModule(), started. */
+export async function lockApp(
+  ...args: Parameters<typeof lockModule>
+): Promise<{ app: INestApplication; locks: LockService; prefix: string }> {
+  const { moduleRef, prefix } = await lockModule(...args);
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   return { app, locks: app.get(LockService), prefix };

@@ -18,39 +18,35 @@ describe('DeadlineTimer', () => {
     timer.cancel();
     jest.useRealTimers();
   });
+  /** How many runs there were once the fake timers have moved `ms` further. */
+  const runsAfter = (ms: number) => {
+    jest.advanceTimersByTime(ms);
+    return runs;
+  };
 
   it('runs once its delay has passed', () => {
     timer.start(100);
-    jest.advanceTimersByTime(99);
-    expect(runs).toBe(0);
-    jest.advanceTimersByTime(1);
-    expect(runs).toBe(1);
-    jest.advanceTimersByTime(1_000);
-    expect(runs).toBe(1);
+    expect(runsAfter(99)).toBe(0);
+    expect(runsAfter(1)).toBe(1);
+    expect(runsAfter(1_000)).toBe(1);
   });
 
   it('waits for the rest when its timer fires before the clock says the delay has passed', () => {
     timer.start(100);
     mockClockSkew.ms = -30; // the timer fires when the clock has moved 70 ms
-    jest.advanceTimersByTime(100);
-    expect(runs).toBe(0);
-    jest.advanceTimersByTime(29);
-    expect(runs).toBe(0);
-    jest.advanceTimersByTime(1);
-    expect(runs).toBe(1);
+    expect(runsAfter(100)).toBe(0);
+    expect(runsAfter(29)).toBe(0);
+    expect(runsAfter(1)).toBe(1);
   });
 
   it('start() replaces the pending run, cancel() stops it', () => {
     timer.start(100);
     jest.advanceTimersByTime(50);
     timer.start(100);
-    jest.advanceTimersByTime(99);
-    expect(runs).toBe(0);
-    jest.advanceTimersByTime(1);
-    expect(runs).toBe(1);
+    expect(runsAfter(99)).toBe(0);
+    expect(runsAfter(1)).toBe(1);
     timer.start(100);
     timer.cancel();
-    jest.advanceTimersByTime(1_000);
-    expect(runs).toBe(1);
+    expect(runsAfter(1_000)).toBe(1);
   });
 });

@@ -67,14 +67,23 @@ describe('KeyQueue turns', () => {
     await expect(reading).resolves.toBe(granted);
   });
 
-  it('a shared grant passes the turn at once, also after a notice during its attempt', async () => {
+  /**
+   * Two waiters; a notice comes while the first attempts, then its attempt is granted `hold`.
+   * Returns the second waiter's attempt.
+   */
+  async function secondAfterNoticedGrant(hold: LockHold) {
     const first = scripted();
     const second = scripted();
     const granted = queue.wait(first, Infinity, undefined);
     void queue.wait(second, Infinity, undefined).catch(() => undefined);
     queue.notice();
-    first.replies[0].resolve(permit());
+    first.replies[0].resolve(hold);
     await granted;
+    return second;
+  }
+
+  it('a shared grant passes the turn at once, also after a notice during its attempt', async () => {
+    const second = await secondAfterNoticedGrant(permit());
     expect(second.replies).toHaveLength(1);
     // Refused: it retries when the earliest permit that frees its limit expires, not before.
     second.replies[0].resolve(2_000);
@@ -85,15 +94,9 @@ describe('KeyQueue turns', () => {
   });
 
   it('after an exclusive grant the next waiter waits for the release notice, also after a notice during the attempt', async () => {
-    const first = scripted();
-    const second = scripted();
-    const granted = queue.wait(first, Infinity, undefined);
-    void queue.wait(second, Infinity, undefined).catch(() => undefined);
-    queue.notice();
-    first.replies[0].resolve(
+    const second = await secondAfterNoticedGrant(
       new LockHold({ kind: 'lock', key: 'k', name: 'n' }, 'owner:1', 30_000, true, 1, 0),
     );
-    await granted;
     await advance(29_999);
     expect(second.replies).toHaveLength(0);
     queue.notice();

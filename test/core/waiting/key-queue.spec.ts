@@ -33,6 +33,35 @@ describe('KeyQueue', () => {
     return queue;
   }
 
+  /** A subscribed queue whose one waiter, `attempt`, was granted at once. */
+  async function grantedOnce() {
+    const queue = await subscribedQueue();
+    const attempt = scripted();
+    const waiting = queue.wait(attempt, Infinity, undefined);
+    attempt.replies[0].resolve(hold());
+    await waiting;
+    return { queue, attempt };
+  }
+
+  /** A subscribed queue with two waiters: `head` (its wait is `waiting`) and `next`. */
+  async function headAndNext() {
+    const queue = await subscribedQueue();
+    const head = scripted();
+    const next = scripted();
+    const waiting = queue.wait(head, Infinity, undefined);
+    void queue.wait(next, Infinity, undefined).catch(() => undefined);
+    return { queue, head, next, waiting };
+  }
+
+  /** A subscribed queue whose one waiter's first attempt, `attempt`, was refused for `ttl` ms. */
+  async function refusedOnce(ttl: number) {
+    const queue = await subscribedQueue();
+    const attempt = scripted();
+    void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
+    attempt.replies[0].resolve(ttl);
+    return { queue, attempt };
+  }
+
   it('subscribes at creation and sends one attempt once subscribed, from the head only', async () => {
     const queue = new KeyQueue('n', 'n', host, NO_LEASE_RETRY);
     expect(host.subscribe).toHaveBeenCalledWith('n');
@@ -95,10 +124,7 @@ describe('KeyQueue', () => {
   });
 
   it('retries 1 ms after the holder’s TTL (PTTL is truncated), and after noLeaseRetry for a lock without a lease', async () => {
-    const queue = await subscribedQueue();
-    const attempt = scripted();
-    void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
-    attempt.replies[0].resolve(300);
+    const { queue, attempt } = await refusedOnce(300);
     await advance(300);
     expect(attempt.replies).toHaveLength(1);
     await advance(1);
@@ -112,10 +138,7 @@ describe('KeyQueue', () => {
   });
 
   it('a retry timer that fires before the holder’s TTL is over (the event loop’s time lagging) waits for the rest', async () => {
-    const queue = await subscribedQueue();
-    const attempt = scripted();
-    void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
-    attempt.replies[0].resolve(300);
+    const { queue, attempt } = await refusedOnce(300);
     await advance(0);
     // The timer fires 301 ms on, when the engine's clock has moved only 281 ms.
     mockClockSkew.ms = -20;
@@ -129,11 +152,7 @@ describe('KeyQueue', () => {
   });
 
   it('retries a connection error after 100 ms; the head keeps its place', async () => {
-    const queue = await subscribedQueue();
-    const head = scripted();
-    const next = scripted();
-    const waiting = queue.wait(head, Infinity, undefined);
-    void queue.wait(next, Infinity, undefined).catch(() => undefined);
+    const { queue, head, next, waiting } = await headAndNext();
     head.replies[0].reject(connectionError());
     await advance(99);
     expect(head.replies).toHaveLength(1);
@@ -147,11 +166,7 @@ describe('KeyQueue', () => {
   });
 
   it('rejects the head with an error Redis refused; the next waiter tries at once', async () => {
-    const queue = await subscribedQueue();
-    const head = scripted();
-    const next = scripted();
-    const waiting = queue.wait(head, Infinity, undefined);
-    void queue.wait(next, Infinity, undefined).catch(() => undefined);
+    const { queue, head, next, waiting } = await headAndNext();
     const error = refusedError();
     head.replies[0].reject(error);
     await expect(waiting).rejects.toBe(error);
@@ -173,11 +188,7 @@ describe('KeyQueue', () => {
   });
 
   it('lingers 1 s after its last waiter, then unsubscribes and reports itself dropped', async () => {
-    const queue = await subscribedQueue();
-    const attempt = scripted();
-    const waiting = queue.wait(attempt, Infinity, undefined);
-    attempt.replies[0].resolve(hold());
-    await waiting;
+    const { queue, attempt } = await grantedOnce();
     await advance(999);
     expect(host.unsubscribe).not.toHaveBeenCalled();
     expect(host.dropped).not.toHaveBeenCalled();
@@ -210,11 +221,7 @@ describe('KeyQueue', () => {
   });
 
   it('a caller back within the linger time keeps the queue subscribed', async () => {
-    const queue = await subscribedQueue();
-    const first = scripted();
-    const taken = queue.wait(first, Infinity, undefined);
-    first.replies[0].resolve(hold());
-    await taken;
+    const { queue } = await grantedOnce();
     await advance(500);
     const again = scripted();
     const waiting = queue.wait(again, Infinity, undefined);
@@ -250,11 +257,7 @@ describe('KeyQueue', () => {
   });
 
   it('after winning and losing a race, holds back its attempt on a notice by 2 ms', async () => {
-    const queue = await subscribedQueue();
-    const attempt = scripted();
-    const first = queue.wait(attempt, Infinity, undefined);
-    attempt.replies[0].resolve(hold());
-    await first;
+    const { queue, attempt } = await grantedOnce();
     queue.released(3);
     void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
     attempt.replies[1].resolve(500);

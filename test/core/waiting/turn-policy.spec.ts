@@ -1,6 +1,15 @@
 import { TurnPolicy } from '../../../lib/core/waiting/turn-policy';
 
 describe('TurnPolicy', () => {
+  /** A policy that lost a race, then won and released to `listeners` listeners (each in turn). */
+  const wonAfterLoss = (...listeners: number[]) => {
+    const turns = new TurnPolicy();
+    turns.lostRace();
+    turns.won();
+    for (const count of listeners) turns.released(count);
+    return turns;
+  };
+
   it('never holds back before a race was lost, whatever it won or released', () => {
     const turns = new TurnPolicy();
     expect(turns.noticed()).toBeLessThan(0);
@@ -32,28 +41,18 @@ describe('TurnPolicy', () => {
   });
 
   it('does not hold back when it was the only listener of its release', () => {
-    const turns = new TurnPolicy();
-    turns.lostRace();
-    turns.won();
-    turns.released(1);
+    const turns = wonAfterLoss(1);
     expect(turns.noticed()).toBe(0);
     expect(turns.noticed()).toBeLessThan(0);
   });
 
   it('uses the listener count of its latest release', () => {
-    const turns = new TurnPolicy();
-    turns.lostRace();
-    turns.won();
-    turns.released(5);
-    turns.released(2);
+    const turns = wonAfterLoss(5, 2);
     expect([turns.noticed(), turns.noticed()]).toEqual([1, 0]);
   });
 
   it('counts itself at most 8 releases early', () => {
-    const turns = new TurnPolicy();
-    turns.lostRace();
-    turns.won();
-    turns.released(50);
+    const turns = wonAfterLoss(50);
     expect(turns.noticed()).toBe(8);
   });
 

@@ -1,4 +1,3 @@
-import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import {
   LockAcquireTimeoutError,
@@ -19,7 +18,6 @@ const LIMIT = 1024;
 describe('bad input to LockService: a typed error naming the problem, nothing run, nothing locked', () => {
   let redis: TestRedis;
   let raw: Redis;
-  let app: INestApplication;
   let locks: LockService;
   let prefix: string;
   const body = () => {
@@ -30,10 +28,9 @@ describe('bad input to LockService: a typed error naming the problem, nothing ru
   const server = suiteRedis();
   beforeAll(async () => {
     ({ redis, raw } = server);
-    ({ app, locks, prefix } = await lockApp(redis, { leaseTime: 1_000, waitTime: 2_000 }));
-  });
-  afterAll(async () => {
-    await app.close();
+    const made = await lockApp(redis, { leaseTime: 1_000, waitTime: 2_000 });
+    ({ locks, prefix } = made);
+    server.closing(made.app);
   });
   nothingRanNorLeft(
     () => raw,

@@ -1,17 +1,15 @@
+import './date-clock';
 import type { LockTarget } from '../../../lib/store/lock-store';
 import {
   delivered,
-  fakeClock,
   hold,
-  MemoryLockStore,
-  recording,
+  type MemoryLockStore,
   request,
+  storeOnFakeClock,
   ttlOf,
   type Recording,
+  waiting,
 } from './memory-fixtures';
-
-// Jest's fake timers fake Date but not the perf_hooks clock: run the store's clock on Date.
-jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const fair: LockTarget = { kind: 'fair', key: 'f', name: 'f' };
 const plain: LockTarget = { kind: 'lock', key: 'f', name: 'f' };
@@ -24,15 +22,13 @@ describe('MemoryLockStore: fair locks (fair-acquire/release/leave/force-unlock.l
   let store: MemoryLockStore;
   /** Each waiter's connection, subscribed to its own turn channel. */
   let waiters: Record<string, Recording>;
+  storeOnFakeClock((made) => (store = made));
   beforeEach(async () => {
-    fakeClock();
-    store = new MemoryLockStore();
     waiters = {};
     for (const owner of ['a:1', 'b:1', 'c:1']) {
-      waiters[owner] = await recording(store, store.connect().channel(fair, owner));
+      waiters[owner] = await waiting(store, fair, owner);
     }
   });
-  afterEach(() => jest.useRealTimers());
 
   /** How many turn notices each of a, b, c got. */
   const told = async () => {
@@ -41,7 +37,7 @@ describe('MemoryLockStore: fair locks (fair-acquire/release/leave/force-unlock.l
   };
 
   it('grants in queue order and tells only the queue head, on its own channel', async () => {
-    const lockWaiter = await recording(store, store.connect().channel(plain, 'x:1'));
+    const lockWaiter = await waiting(store, plain, 'x:1');
     expect(store.acquire(attempt('a:1'))).toEqual({ granted: true, fencingToken: undefined });
     // b then c queue; b waits for the holder's lease, c for b's deadline.
     expect(ttlOf(store.acquire(attempt('b:1')))).toBe(10_000);

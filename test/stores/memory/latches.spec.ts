@@ -1,8 +1,6 @@
+import './date-clock';
 import { UNLOCK_LATCH_TTL } from '../../../lib/store';
 import { UnlockLatches } from '../../../lib/stores/memory/unlock-latches';
-
-// Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date.
-jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 describe('memory store unlock latches', () => {
   beforeEach(() => jest.useFakeTimers());

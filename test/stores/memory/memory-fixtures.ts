@@ -4,6 +4,7 @@ import type {
   AcquireReply,
   AcquireRequest,
   HoldKind,
+  LockTarget,
   NoticeListener,
   StoredHold,
 } from '../../../lib/store/lock-store';
@@ -51,17 +52,31 @@ export async function recording(store: MemoryLockStore, ...channels: string[]): 
   return { client, notices };
 }
 
+/** A recording subscribed to the channel on which `owner` waits for `target` (a new connection's). */
+export function waiting(
+  store: MemoryLockStore,
+  target: LockTarget,
+  owner: string,
+): Promise<Recording> {
+  return recording(store, store.connect().channel(target, owner));
+}
+
 /** Lets the notices sent so far arrive (they are delivered with setImmediate). */
 export function delivered(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
- * Fake timers that leave setImmediate real, so that notices still arrive. The spec runs the
- * store's clock on Date: `jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }))`.
+ * Jest hooks: a new store before each test, handed to `made`, under fake timers that leave
+ * setImmediate real (so that notices still arrive); real timers again after it. The spec imports
+ * './date-clock' first, so that the store's clock runs on the faked Date.
  */
-export function fakeClock(): void {
-  jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+export function storeOnFakeClock(made: (store: MemoryLockStore) => void): void {
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    made(new MemoryLockStore());
+  });
+  afterEach(() => jest.useRealTimers());
 }
 
 export { MemoryLockStore };

@@ -1,5 +1,5 @@
 import type { LockTarget } from '../../../lib/store/lock-store';
-import { delivered, hold, MemoryLockStore, recording, request, ttlOf } from './memory-fixtures';
+import { delivered, hold, MemoryLockStore, request, ttlOf, waiting } from './memory-fixtures';
 
 const names = ['m1', 'm2', 'm3'];
 const group: LockTarget = { kind: 'multi', key: names.join(', '), name: 'm1', names };
@@ -45,8 +45,8 @@ describe('MemoryLockStore: groups of locks (multi-acquire.lua, multi-release.lua
 
   it('releases every member, telling each member’s plain-lock waiters: the most told', async () => {
     const [w1, w2] = [
-      await recording(store, store.connect().channel(member('m1'), 'x:1')),
-      await recording(store, store.connect().channel(member('m2'), 'x:1')),
+      await waiting(store, member('m1'), 'x:1'),
+      await waiting(store, member('m2'), 'x:1'),
     ];
     await w1.client.subscribe(store.connect().channel(member('m2'), 'x:1'));
     store.acquire(attempt('g:1'));

@@ -1,18 +1,16 @@
+import './date-clock';
 import { LockKeyError } from '../../../lib';
 import { kindOf } from '../../../lib/core/kinds';
 import type { LockTarget } from '../../../lib/store/lock-store';
 import {
   delivered,
-  fakeClock,
   hold,
-  MemoryLockStore,
-  recording,
+  type MemoryLockStore,
   request,
+  storeOnFakeClock,
   ttlOf,
+  waiting,
 } from './memory-fixtures';
-
-// Jest's fake timers fake Date but not the perf_hooks clock: run the store's clock on Date.
-jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 /** The semaphore 's' with a limit of `permits`. */
 const semaphore = (permits = 2): LockTarget => ({ kind: 'permit', key: 's', name: 's', permits });
@@ -23,11 +21,7 @@ const permit = (owner: string, permits = 2) => hold('permit', 's', owner, { perm
 
 describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () => {
   let store: MemoryLockStore;
-  beforeEach(() => {
-    fakeClock();
-    store = new MemoryLockStore();
-  });
-  afterEach(() => jest.useRealTimers());
+  storeOnFakeClock((made) => (store = made));
 
   it('grants up to the limit, each grant shared (the next waiter tries), and counts what is available', () => {
     // Shared is the kind's (its descriptor): the next waiter tries at once after each grant.
@@ -80,11 +74,8 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
   });
 
   it('tells the semaphore’s waiters on its own channel; a resent release gets the first answer', async () => {
-    const waiter = await recording(store, store.connect().channel(semaphore(), 'w:1'));
-    const lockWaiter = await recording(
-      store,
-      store.connect().channel({ kind: 'lock', key: 's', name: 's' }, 'w:1'),
-    );
+    const waiter = await waiting(store, semaphore(), 'w:1');
+    const lockWaiter = await waiting(store, { kind: 'lock', key: 's', name: 's' }, 'w:1');
     store.acquire(attempt('a:1'));
     expect(store.release(permit('a:1'))).toBe(1);
     expect(store.release(permit('a:1'))).toBe(1);
@@ -109,7 +100,7 @@ describe('MemoryLockStore: semaphores of leased permits (semaphore-*.lua)', () =
   });
 
   it('forceUnlock revokes every permit and tells the waiters; false when none was held', async () => {
-    const waiter = await recording(store, store.connect().channel(semaphore(), 'w:1'));
+    const waiter = await waiting(store, semaphore(), 'w:1');
     store.acquire(attempt('a:1'));
     store.acquire(attempt('b:1'));
     expect(store.forceUnlock(semaphore())).toBe(true);

@@ -1,17 +1,15 @@
+import './date-clock';
 import { kindOf } from '../../../lib/core/kinds';
 import type { LockTarget } from '../../../lib/store/lock-store';
 import {
   delivered,
-  fakeClock,
   hold,
-  MemoryLockStore,
-  recording,
+  type MemoryLockStore,
   request,
+  storeOnFakeClock,
   ttlOf,
+  waiting,
 } from './memory-fixtures';
-
-// Jest's fake timers fake Date but not the perf_hooks clock: run the store's clock on Date.
-jest.mock('../../../lib/time/clock', () => ({ now: () => Date.now() }));
 
 const read: LockTarget = { kind: 'read', key: 'rw', name: 'rw' };
 const write: LockTarget = { kind: 'write', key: 'rw', name: 'rw' };
@@ -19,11 +17,7 @@ const plain: LockTarget = { kind: 'lock', key: 'rw', name: 'rw' };
 
 describe('MemoryLockStore: read-write locks (read-*.lua, write-*.lua, rw-force-unlock.lua)', () => {
   let store: MemoryLockStore;
-  beforeEach(() => {
-    fakeClock();
-    store = new MemoryLockStore();
-  });
-  afterEach(() => jest.useRealTimers());
+  storeOnFakeClock((made) => (store = made));
 
   it('lets readers share the lock (shared grants) and keeps writers out until the last one leaves', () => {
     expect([kindOf('read').shared, kindOf('write').shared]).toEqual([true, false]);
@@ -103,7 +97,7 @@ describe('MemoryLockStore: read-write locks (read-*.lua, write-*.lua, rw-force-u
   });
 
   it('drops a dead reader’s lease while a live one renews; the last live release frees the lock', async () => {
-    const waiter = await recording(store, store.connect().channel(write, 'w:1'));
+    const waiter = await waiting(store, write, 'w:1');
     store.acquire(request('read', 'rw', 'dead:1', { leaseTime: 1_000 }));
     store.acquire(request('read', 'rw', 'live:1', { leaseTime: 1_000 }));
     for (let i = 0; i < 5; i++) {
@@ -135,8 +129,8 @@ describe('MemoryLockStore: read-write locks (read-*.lua, write-*.lua, rw-force-u
   });
 
   it('notifies read-write waiters only on the read-write channel, on every write release', async () => {
-    const rw = await recording(store, store.connect().channel(read, 'x:1'));
-    const lockWaiter = await recording(store, store.connect().channel(plain, 'x:1'));
+    const rw = await waiting(store, read, 'x:1');
+    const lockWaiter = await waiting(store, plain, 'x:1');
     store.acquire(request('write', 'rw', 'w:1'));
     store.acquire(request('read', 'rw', 'w:1'));
     expect(store.release(hold('write', 'rw', 'w:1'))).toBe(1); // downgraded: readers may come
@@ -147,7 +141,7 @@ describe('MemoryLockStore: read-write locks (read-*.lua, write-*.lua, rw-force-u
   });
 
   it('forceUnlock of the name frees every reader and the writer and tells read-write waiters', async () => {
-    const rw = await recording(store, store.connect().channel(read, 'x:1'));
+    const rw = await waiting(store, read, 'x:1');
     store.acquire(request('read', 'rw', 'a:1'));
     store.acquire(request('read', 'rw', 'b:1'));
     expect(store.forceUnlock(plain)).toBe(true);

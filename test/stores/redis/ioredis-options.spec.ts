@@ -8,15 +8,15 @@ import {
 } from '../../../lib';
 import { lockApp } from '../../support/lock-app';
 import { parseCommandstats } from '../../../tools/redis/topology-admin';
-import { startRedis, type TestRedis } from '../../support/redis-server';
+import type { TestRedis } from '../../support/redis-server';
 import {
   LEASE,
   fastRedis,
   lockNode,
+  proxiedRedis,
   settled,
-  tcpProxy,
-  watchUnhandledRejections,
   type LockNode,
+  type TcpProxy,
 } from '../../faults/fault-kit';
 import {
   channelOf,
@@ -33,30 +33,15 @@ type LockApp = Awaited<ReturnType<typeof lockApp>>;
 const LONG_LEASE = 30_000;
 
 describe('the user’s ioredis options and clients (its own redis-server)', () => {
-  watchUnhandledRejections();
   let redis: TestRedis;
-  let raw: Redis;
-  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let raw: Redis; // one test stops the server: proxiedRedis() expects its errors
+  let proxy: TcpProxy;
   let direct: LockNode;
   const nodes: LockNode[] = [];
 
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    raw.on('error', () => undefined); // one test stops the server
-    proxy = await tcpProxy(redis.port);
-    direct = await lockNode(fastRedis(redis.port), { leaseTime: LONG_LEASE });
-  });
+  proxiedRedis({ leaseTime: LONG_LEASE }, (made) => ({ redis, raw, proxy, direct } = made));
   afterEach(async () => {
-    proxy.restore();
-    proxy.unstall();
     for (const node of nodes.splice(0)) await node.close();
-  });
-  afterAll(async () => {
-    await direct?.close();
-    await proxy?.close();
-    raw?.disconnect();
-    await redis?.stop();
   });
 
   /** EVALSHA calls the server has run so far. */

@@ -1,6 +1,4 @@
-import type { Redis } from 'ioredis';
 import type { LockHandle } from '../../../lib';
-import type { TestRedis } from '../../support/redis-server';
 import { fastRedis, lockNode, settled, twoLockNodes, type LockNode } from '../../faults/fault-kit';
 import {
   channelOf,
@@ -19,11 +17,8 @@ import { sleep, until } from '../../../tools/time';
 const LONG_LEASE = 30_000;
 
 describe('waiters right after boot, and the timers waiting leaves (its own redis-server)', () => {
-  let redis: TestRedis;
-  let raw: Redis;
   let holder: LockNode;
-
-  twoLockNodes({ leaseTime: LONG_LEASE }, (nodes) => ({ redis, raw, a: holder } = nodes));
+  const nodes = twoLockNodes({ leaseTime: LONG_LEASE }, (made) => (holder = made.a));
 
   /**
    * Both connections up and idle, so that the baseline counts no connect or disconnect timer
@@ -45,7 +40,7 @@ describe('waiters right after boot, and the timers waiting leaves (its own redis
     const baseline = refTimers();
     const held = await holder.locks.acquire('timers');
     const waiting = settled(holder.locks.acquire('timers', { waitTime: 10_000 }));
-    await until(async () => (await subscribers(raw, channelOf(name))) === 1, 2_000);
+    await until(async () => (await subscribers(nodes.raw, channelOf(name))) === 1, 2_000);
     await sleep(10); // the waiter's attempt after subscribing has been answered
     const whileWaiting = await steadyRefTimers();
     await held.release();
@@ -82,7 +77,7 @@ describe('waiters right after boot, and the timers waiting leaves (its own redis
     // issue 8, defect 5
     const keys = Array.from({ length: 8 }, (_, i) => `cold:${i}`);
     const held = await Promise.all(keys.map((key) => holder.locks.acquire(key)));
-    const proxy = await delayProxy(redis.port, 50);
+    const proxy = await delayProxy(nodes.redis.port, 50);
     const fresh = await lockNode(fastRedis(proxy.port), {
       keyPrefix: holder.prefix,
       leaseTime: LONG_LEASE,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../../../support/suite-redis';
 import { redisScript, renewAll, rwLock, waitOf } from './script-kit';
+import { scriptSuite } from './script-suite';
 import { ioredisClient } from '../../../../lib/stores/redis/client/ioredis';
 
 const renewOnNode = redisScript('renew-node.lua');
@@ -9,10 +9,9 @@ const WRITE_LEASE = 10_000;
 
 // A downgraded write's own lease key '<P>:<owner>:write:rwlock_timeout:1' (its end, Redis ms).
 describe('read-write scripts: a downgraded write keeps its own lease', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
-  let n = 0;
-  const fresh = () => rwLock(raw, `dg:${Date.now()}:${++n}`);
+  const fresh = () => rwLock(raw, suite.fresh('dg'));
   /** The write's lease key of `owner` on `lock`. */
   const writeLease = (lock: ReturnType<typeof rwLock>, owner: string) =>
     `${lock.prefix}:${owner}:write:rwlock_timeout:1`;
@@ -21,7 +20,7 @@ describe('read-write scripts: a downgraded write keeps its own lease', () => {
     keys: [lock.name, lock.leaseKey(owner)],
     owner,
   });
-  beforeAll(() => (raw = server.raw));
+  beforeAll(() => (raw = suite.raw));
   /**
    * Moves the write's recorded end to the past, as its lease running out would: the scripts
    * compare it with Redis TIME. (Sleeping past a short lease instead failed under load, when

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../../../support/suite-redis';
-import { fairLock, Listener, waitOf } from './script-kit';
+import { fairLock, waitOf } from './script-kit';
+import { scriptSuite } from './script-suite';
 
 /**
  * The fair scripts' deadlines follow the actual turns: no drift under churn, a dead waiter costs
@@ -8,14 +8,12 @@ import { fairLock, Listener, waitOf } from './script-kit';
  * release with nobody queued tells the plain lock's waiters.
  */
 describe('fair lock scripts: deadlines, TTLs and the plain channel', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
-  let listener: Listener;
-  let n = 0;
   const fresh = async (...owners: string[]) => {
-    const lock = fairLock(raw, `fairdl:${Date.now()}:${++n}`);
+    const lock = fairLock(raw, suite.fresh('fairdl'));
     const plain = `redisson_lock__channel:{${lock.name}}`;
-    listener = await Listener.open(raw, plain, ...owners.map(lock.channelOf));
+    await suite.listen(plain, ...owners.map(lock.channelOf));
     return { lock, plain };
   };
   const redisNow = async () => {
@@ -24,8 +22,7 @@ describe('fair lock scripts: deadlines, TTLs and the plain channel', () => {
   };
   const deadlines = async (key: string) =>
     (await raw.zrange(key, '0', '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
-  beforeAll(() => (raw = server.raw));
-  afterEach(() => listener?.close());
+  beforeAll(() => (raw = suite.raw));
 
   it('deadlines do not drift under churn, and a dead waiter then costs at most its place timeout', async () => {
     const owners = ['a:1', 'b:1', 'c:1', 'd:1'];
@@ -111,13 +108,13 @@ describe('fair lock scripts: deadlines, TTLs and the plain channel', () => {
     expect(await lock.acquire('h:1')).toBe(0);
     expect(await lock.acquire('a:1')).toBeLessThan(0);
     expect(await lock.release('h:1', 'h')).toBe(1); // a is queued: only a is told
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await lock.leave('a:1')).toBe(1); // a gives up: the plain lock's waiters may go
-    expect(await listener.next(plain)).toBe('0');
+    expect(await suite.listener.next(plain)).toBe('0');
     expect(await lock.acquire('b:1')).toBe(0);
     expect(await lock.release('b:1', 'b')).toBe(1);
-    expect(await listener.next(plain)).toBe('0');
-    expect(listener.on(plain)).toEqual(['0', '0']);
+    expect(await suite.listener.next(plain)).toBe('0');
+    expect(suite.listener.on(plain)).toEqual(['0', '0']);
   });
 
   it('a turn left from an earlier queue does not move the deadlines of a new one', async () => {
@@ -128,7 +125,7 @@ describe('fair lock scripts: deadlines, TTLs and the plain channel', () => {
     expect(await lock.acquire('h:2', { lease: 10_000 })).toBe(0);
     expect(await lock.acquire('a:1', { place: 1_000 })).toBeLessThan(0);
     expect(await lock.release('h:2', 'h2')).toBe(1);
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await lock.acquire('a:1', { place: 1_000 })).toBe(0);
   });
 

@@ -1,21 +1,19 @@
 import type { Redis } from 'ioredis';
 import { RedissonSide, type Wake } from '../../../support/redisson-side';
-import { suiteRedis } from '../../../support/suite-redis';
-import { fairLock, Listener, renewAll } from './script-kit';
+import { fairLock, renewAll } from './script-kit';
+import { scriptSuite } from './script-suite';
 import { sleep } from '../../../../tools/time';
 
 /** Redisson's fairLockWaitTimeout in these tests, as our fairQueueTimeout: 5 s. */
 const WAIT = 5_000;
 
 describe('fair lock: our scripts and Redisson’s share one queue', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
   let java: RedissonSide;
-  let listener: Listener;
-  let n = 0;
   const fresh = async (...owners: string[]) => {
-    const lock = fairLock(raw, `fairx:${Date.now()}:${++n}`);
-    listener = await Listener.open(raw, ...owners.map(lock.channelOf));
+    const lock = fairLock(raw, suite.fresh('fairx'));
+    await suite.listen(...owners.map(lock.channelOf));
     return lock;
   };
   /**
@@ -35,10 +33,9 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
     return { got };
   };
   beforeAll(() => {
-    raw = server.raw;
+    raw = suite.raw;
     java = new RedissonSide(raw);
   });
-  afterEach(() => listener?.close());
 
   it('a Redisson waiter keeps its place among ours and is told its turn by our release', async () => {
     const lock = await fresh('h:1', 'a:1', 'b:1');
@@ -49,7 +46,7 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['a:1', java.owner(1), 'b:1']);
 
     expect(await lock.release('h:1', 'h')).toBe(1);
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await lock.acquire('b:1')).toBeLessThan(0); // b keeps its turn behind the Redisson one
     expect(await lock.acquire('a:1')).toBe(0);
     expect(await lock.release('a:1', 'a')).toBe(1); // told the Redisson waiter, nobody else
@@ -59,9 +56,9 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['b:1']); // not purged by its catch-up
 
     expect(await java.fairUnlock(lock.name, 1)).toBe(1);
-    expect(await listener.next(lock.channelOf('b:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('b:1'))).toBe('0');
     expect(await lock.acquire('b:1')).toBe(0);
-    expect(listener.messages.map(([channel]) => channel)).toEqual([
+    expect(suite.listener.messages.map(([channel]) => channel)).toEqual([
       lock.channelOf('a:1'),
       lock.channelOf('b:1'),
     ]);
@@ -75,7 +72,7 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['a:1', java.owner(2)]);
 
     expect(await java.fairUnlock(lock.name, 1)).toBe(1);
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await java.fairTryLock(lock.name, 2, 30_000, WAIT)).toBeGreaterThanOrEqual(0);
     expect(await lock.acquire('a:1')).toBe(0);
     expect(await lock.release('a:1', 'a')).toBe(1);
@@ -97,8 +94,8 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
     expect(await lock.release('a:1', 'a')).toBe(1);
     expect(await lock.acquire('b:1')).toBe(0);
     // Its turn was announced once (the message may reach the listener after the script's reply).
-    expect(await listener.next(lock.channelOf('b:1'))).toBe('0');
-    expect(listener.on(lock.channelOf('b:1'))).toEqual(['0']);
+    expect(await suite.listener.next(lock.channelOf('b:1'))).toBe('0');
+    expect(suite.listener.on(lock.channelOf('b:1'))).toEqual(['0']);
   });
 
   /**
@@ -132,7 +129,7 @@ describe('fair lock: our scripts and Redisson’s share one queue', () => {
     }
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['a:1', java.owner(2)]);
     expect(await java.fairUnlock(lock.name, 1)).toBe(1);
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await java.fairTryLock(lock.name, 2, 30_000, 300_000)).toBeGreaterThanOrEqual(0);
     expect(await lock.acquire('a:1', { place })).toBe(0);
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual([java.owner(2)]);

@@ -1,27 +1,24 @@
 import type { Redis } from 'ioredis';
-import { suiteRedis } from '../../../support/suite-redis';
-import { fairLock, Listener, waitOf } from './script-kit';
+import { fairLock, waitOf } from './script-kit';
+import { scriptSuite } from './script-suite';
 import { sleep } from '../../../../tools/time';
 
 describe('fair lock scripts against real Redis', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
-  let listener: Listener;
-  let n = 0;
   const owners = ['h:1', 'a:1', 'b:1', 'c:1', 'd:1'];
   /** A fresh lock per test, with a listener on each owner's channel and the plain channel. */
   const fresh = async () => {
-    const lock = fairLock(raw, `fair:${Date.now()}:${++n}`);
+    const lock = fairLock(raw, suite.fresh('fair'));
     const plain = `redisson_lock__channel:{${lock.name}}`;
-    listener = await Listener.open(raw, plain, ...owners.map(lock.channelOf));
+    await suite.listen(plain, ...owners.map(lock.channelOf));
     return lock;
   };
   const redisNow = async () => {
     const [seconds, micros] = await raw.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   };
-  beforeAll(() => (raw = server.raw));
-  afterEach(() => listener?.close());
+  beforeAll(() => (raw = suite.raw));
 
   it('grants in queue order, and each release tells only the next waiter', async () => {
     const lock = await fresh();
@@ -41,7 +38,7 @@ describe('fair lock scripts against real Redis', () => {
     expect(deadlines.filter((_, i) => i % 2 === 0)).toEqual(['a:1', 'b:1', 'c:1']);
 
     expect(await lock.release('h:1', 'h')).toBe(1); // one client listens on a's channel
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await lock.acquire('c:1')).toBeLessThan(0); // free, but a comes first
     expect(await lock.acquire('d:1')).toBeLessThan(0); // a newcomer queues at the end
     expect(await lock.acquire('a:1')).toBe(0);
@@ -54,14 +51,14 @@ describe('fair lock scripts against real Redis', () => {
       ['c:1', 'd:1'],
     ]) {
       expect(await lock.release(holder, holder)).toBe(1);
-      expect(await listener.next(lock.channelOf(next))).toBe('0');
+      expect(await suite.listener.next(lock.channelOf(next))).toBe('0');
       expect(await lock.acquire(next)).toBe(0);
     }
-    expect(listener.on(`redisson_lock__channel:{${lock.name}}`)).toEqual([]);
+    expect(suite.listener.on(`redisson_lock__channel:{${lock.name}}`)).toEqual([]);
     // Nobody queued: the plain lock's channel is told.
     expect(await lock.release('d:1', 'd')).toBe(1);
-    expect(await listener.next(`redisson_lock__channel:{${lock.name}}`)).toBe('0');
-    expect(listener.messages).toHaveLength(5); // one per handoff, to its waiter only, and that
+    expect(await suite.listener.next(`redisson_lock__channel:{${lock.name}}`)).toBe('0');
+    expect(suite.listener.messages).toHaveLength(5); // one per handoff, to its waiter only, and that
     expect(await raw.exists(lock.name, lock.queue, lock.timeouts, lock.turn)).toBe(0);
   });
 
@@ -94,14 +91,14 @@ describe('fair lock scripts against real Redis', () => {
     expect(await lock.leave('b:1')).toBe(0);
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['a:1', 'c:1']);
     expect(await raw.zscore(lock.timeouts, 'b:1')).toBeNull();
-    expect(listener.messages).toEqual([]); // the lock is held: nobody to tell
+    expect(suite.listener.messages).toEqual([]); // the lock is held: nobody to tell
 
     expect(await lock.release('h:1', 'h')).toBe(1);
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
     expect(await lock.leave('a:1')).toBe(1); // gave up just as it was told
-    expect(await listener.next(lock.channelOf('c:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('c:1'))).toBe('0');
     expect(await lock.acquire('c:1')).toBe(0);
-    expect(listener.on(lock.channelOf('b:1'))).toEqual([]);
+    expect(suite.listener.on(lock.channelOf('b:1'))).toEqual([]);
   });
 
   it('purges a waiter whose place timed out, and serves the next one', async () => {
@@ -126,10 +123,10 @@ describe('fair lock scripts against real Redis', () => {
     const past = (await redisNow()) - 1;
     await raw.zadd(lock.timeouts, past, 'a:1', past, 'b:1'); // as if a and b died long ago
     expect(await lock.release('h:1', 'h')).toBe(1);
-    expect(await listener.next(lock.channelOf('c:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('c:1'))).toBe('0');
     expect(await raw.lrange(lock.queue, 0, -1)).toEqual(['c:1']);
     expect(await raw.zrange(lock.timeouts, '0', '-1')).toEqual(['c:1']);
-    expect(listener.on(lock.channelOf('a:1'))).toEqual([]);
+    expect(suite.listener.on(lock.channelOf('a:1'))).toEqual([]);
   });
 
   it('an attempt that purges the head of a free lock tells the new head', async () => {
@@ -139,7 +136,7 @@ describe('fair lock scripts against real Redis', () => {
     expect(await lock.release('h:1', 'h')).toBe(1); // a is told but has died
     await raw.zadd(lock.timeouts, (await redisNow()) - 1, 'a:1');
     expect(await lock.acquire('c:1')).toBeLessThan(0);
-    expect(await listener.next(lock.channelOf('b:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('b:1'))).toBe('0');
     expect(await lock.acquire('b:1')).toBe(0);
   });
 
@@ -167,8 +164,8 @@ describe('fair lock scripts against real Redis', () => {
     expect(await lock.release('h:1', 'h')).toBe(1);
     expect(await lock.release('h:1', 'h')).toBe(1);
     expect(await lock.release('h:1', 'y')).toBeNull();
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
-    expect(listener.on(lock.channelOf('a:1'))).toEqual(['0']); // told once, not on the resend
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(suite.listener.on(lock.channelOf('a:1'))).toEqual(['0']); // told once, not on the resend
   });
 
   it('force unlock deletes the lock, clears the queue and tells every waiter', async () => {
@@ -176,8 +173,8 @@ describe('fair lock scripts against real Redis', () => {
     expect(await lock.acquire('h:1')).toBe(0);
     for (const owner of ['a:1', 'b:1']) expect(await lock.acquire(owner)).toBeLessThan(0);
     expect(await lock.forceUnlock()).toBe(1);
-    expect(await listener.next(lock.channelOf('a:1'))).toBe('0');
-    expect(await listener.next(lock.channelOf('b:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('a:1'))).toBe('0');
+    expect(await suite.listener.next(lock.channelOf('b:1'))).toBe('0');
     expect(await raw.exists(lock.name, lock.queue, lock.timeouts)).toBe(0);
     expect(await lock.forceUnlock()).toBe(0);
     expect(await lock.acquire('b:1')).toBe(0); // whoever comes back first

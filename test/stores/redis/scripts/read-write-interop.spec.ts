@@ -1,31 +1,23 @@
 import type { Redis } from 'ioredis';
 import { RedissonSide, suffixName } from '../../../support/redisson-side';
-import { suiteRedis } from '../../../support/suite-redis';
-import { Listener, rwLock, waitOf } from './script-kit';
+import { rwLock, waitOf } from './script-kit';
+import { scriptSuite } from './script-suite';
 import { sleep } from '../../../../tools/time';
 
 describe('read-write lock: our scripts and Redisson’s share one lock', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
   let java: RedissonSide;
-  let listener: Listener;
-  let n = 0;
-  const fresh = async (name = `rwx:${Date.now()}:${++n}`) => {
-    const lock = rwLock(raw, name);
-    listener = await Listener.open(raw, lock.channel);
-    return lock;
-  };
   beforeAll(() => {
-    raw = server.raw;
+    raw = suite.raw;
     java = new RedissonSide(raw);
   });
-  afterEach(() => listener?.close());
 
   /**
    * A Redisson reader (owner 1) waiting on `lock` while our owner `w:1` holds its write: our
    * write release, sent once the reader waits, and how the reader woke.
    */
-  const readerWokenByWriteRelease = async (lock: Awaited<ReturnType<typeof fresh>>) => {
+  const readerWokenByWriteRelease = async (lock: ReturnType<typeof rwLock>) => {
     let released: Promise<number | null> | undefined;
     const wake = await java.waitFor(
       lock.channel,
@@ -39,23 +31,23 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   };
 
   it('a Redisson writer blocks our readers, and the 1 its release publishes is what lets them in', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await java.writeLock(lock.name, 1, 30_000)).toBeNull();
     expect(await java.writeLock(lock.name, 1, 30_000)).toBeNull(); // Redisson re-enters in Redis
     const refused = await lock.read('r:1');
     expect(waitOf(refused)).toBeGreaterThan(59_000); // its re-entry added a lease
     expect(await java.writeUnlock(lock.name, 1)).toBe(0);
     expect(await lock.read('r:1')).toBeLessThan(0);
-    expect(listener.on(lock.channel)).toEqual([]);
+    expect(suite.listener.on(lock.channel)).toEqual([]);
     expect(await java.writeUnlock(lock.name, 1)).toBe(1);
-    expect(await listener.next(lock.channel)).toBe('1'); // the engine's readers wake on this
+    expect(await suite.listener.next(lock.channel)).toBe('1'); // the engine's readers wake on this
     expect(await lock.read('r:1')).toBe(0);
     expect(await lock.read('r:2')).toBe(0);
     expect(await java.writeLock(lock.name, 1, 30_000)).toBeGreaterThan(29_000);
   });
 
   it('a Redisson writer that keeps a re-entered hold sets its own lease, not the watchdog’s', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await java.writeLock(lock.name, 1, 5_000)).toBeNull();
     expect(await java.writeLock(lock.name, 1, 5_000)).toBeNull();
     expect(await java.writeUnlock(lock.name, 1)).toBe(0); // Redisson's internalLockLeaseTime
@@ -65,7 +57,7 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   });
 
   it('our writer blocks a Redisson reader, and our release wakes it', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await lock.write('w:1', 30_000)).toBe(0);
     const { wake, released } = await readerWokenByWriteRelease(lock);
     expect(wake).toBe('message'); // not the 30 s TTL cap
@@ -75,24 +67,24 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   });
 
   it('our downgrade lets a waiting Redisson reader in when our write hold ends', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await lock.write('w:1')).toBe(0);
     expect(await lock.read('w:1')).toBe(0);
     const { wake, released } = await readerWokenByWriteRelease(lock);
     expect(wake).toBe('message');
     expect(await released).toBe(2);
-    expect(await listener.next(lock.channel)).toBe('1');
+    expect(await suite.listener.next(lock.channel)).toBe('1');
     expect(await java.writeLock(lock.name, 2, 30_000)).toBeGreaterThan(0); // readers remain
     expect(await lock.readRelease('w:1', 'r')).toBe(-1);
     expect(await java.readUnlock(lock.name, 1)).toBe(1);
-    expect(await listener.next(lock.channel)).toBe('0');
+    expect(await suite.listener.next(lock.channel)).toBe('0');
   });
 
   it.each([
     ['a plain name', `rwx:shared:${Date.now()}`],
     ['a name with a hash tag', `{rwx${Date.now()}}:shared`],
   ])('shares read holds with a re-entrant Redisson reader under %s', async (_, name) => {
-    const lock = await fresh(name);
+    const lock = await suite.rwLock(name);
     expect(await java.readLock(name, 1, 20_000)).toBeNull();
     expect(await java.readLock(name, 1, 40_000)).toBeNull(); // level 2, its own lease key
     const javaKey = (level: number) => `${suffixName(name, java.owner(1))}:rwlock_timeout:${level}`;
@@ -106,12 +98,12 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
     expect(await raw.pttl(name)).toBeLessThanOrEqual(20_000);
     expect(await lock.write('w:1')).toBeLessThan(0);
     expect(await java.readUnlock(name, 1)).toBe(1);
-    expect(await listener.next(lock.channel)).toBe('0');
+    expect(await suite.listener.next(lock.channel)).toBe('0');
     expect(await lock.write('w:1')).toBe(0);
   });
 
   it('a dead Redisson reader does not keep our writer out once our live reader leaves', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await java.readLock(lock.name, 1, 100)).toBeNull(); // its process dies
     expect(await lock.read('live:1', 30_000)).toBe(0);
     await sleep(150);
@@ -121,17 +113,17 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
   });
 
   it('our dead reader does not keep a Redisson writer out once its live reader leaves', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await lock.read('dead:1', 100)).toBe(0);
     expect(await java.readLock(lock.name, 1, 30_000)).toBeNull();
     await sleep(150);
     expect(await java.writeLock(lock.name, 2, 30_000)).toBeGreaterThan(0);
     expect(await java.readUnlock(lock.name, 1)).toBe(1); // Redisson found our key gone
-    expect(await listener.next(lock.channel)).toBe('0');
+    expect(await suite.listener.next(lock.channel)).toBe('0');
     expect(await java.writeLock(lock.name, 2, 30_000)).toBeNull();
     expect(await lock.read('r:1')).toBeLessThan(0);
     expect(await lock.forceUnlock()).toBe(1); // frees a Redisson writer too
-    expect(await listener.next(lock.channel)).toBe('1');
+    expect(await suite.listener.next(lock.channel)).toBe('1');
     expect(await lock.read('r:1')).toBe(0);
   });
 
@@ -144,7 +136,7 @@ describe('read-write lock: our scripts and Redisson’s share one lock', () => {
    * watchdog). Scaled down: Redisson's watchdog lease 200 ms, our read lease 5 s.
    */
   it.failing('a Redisson read-lock renewal does not cut our longer read lease short', async () => {
-    const lock = await fresh();
+    const lock = await suite.rwLock();
     expect(await java.readLock(lock.name, 1, 200)).toBeNull();
     expect(await lock.read('r:1', 5_000)).toBe(0);
     expect(await java.renewRead(lock.name, [1], 200)).toBe(1); // then its process dies

@@ -1,21 +1,20 @@
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../../../../lib/stores/redis/lock-scripts';
-import { suiteRedis } from '../../../support/suite-redis';
 import { fairLock, renewAll, rwLock, type RenewHold } from './script-kit';
+import { scriptSuite } from './script-suite';
 import { ioredisClient } from '../../../../lib/stores/redis/client/ioredis';
 
 describe('renew-all.lua: one batch of holds of mixed kinds', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
-  let n = 0;
-  const unique = (kind: string) => `renew:${kind}:${Date.now()}:${++n}`;
+  const unique = (kind: string) => suite.fresh(`renew:${kind}`);
   /** A plain lock held by `owner`, taken with today's acquire.lua. */
   const plainLock = async (owner: string) => {
     const name = unique('plain');
     await LockScripts.acquire.run(ioredisClient(raw), 1, name, 5_000, owner);
     return name;
   };
-  beforeAll(() => (raw = server.raw));
+  beforeAll(() => (raw = suite.raw));
 
   it('renews plain, read, write and fair holds in one call and reports the lost ones', async () => {
     const plain = await plainLock('p:1');

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RedissonSemaphore } from '../../../support/redisson-semaphore';
-import { suiteRedis } from '../../../support/suite-redis';
-import { Listener, redisScript } from './script-kit';
+import { redisScript } from './script-kit';
+import { scriptSuite } from './script-suite';
 import { sleep } from '../../../../tools/time';
 import { ioredisClient } from '../../../../lib/stores/redis/client/ioredis';
 
@@ -12,11 +12,9 @@ const scripts = {
 };
 
 describe('permit-expirable semaphore: our scripts and Redisson’s share permits', () => {
-  const server = suiteRedis();
+  const suite = scriptSuite();
   let raw: Redis;
   let java: RedissonSemaphore;
-  let listener: Listener;
-  let n = 0;
   let name: string;
   const timeout = () => RedissonSemaphore.timeoutName(name);
   const channel = () => RedissonSemaphore.channelName(name);
@@ -43,18 +41,17 @@ describe('permit-expirable semaphore: our scripts and Redisson’s share permits
     Number(await scripts.available.run(ioredisClient(raw), 2, name, timeout(), limit));
 
   beforeAll(() => {
-    raw = server.raw;
+    raw = suite.raw;
     java = new RedissonSemaphore(raw);
   });
   beforeEach(async () => {
-    name = `semx:${Date.now()}:${++n}`;
-    listener = await Listener.open(raw, channel());
+    name = suite.fresh('semx');
+    await suite.listen(channel());
   });
-  afterEach(() => listener.close());
 
   it('counts a Redisson permit against our limit, and Redisson counts ours', async () => {
     expect(await java.trySetPermits(name, 2)).toBe(true);
-    expect(await listener.next(channel())).toBe('2');
+    expect(await suite.listener.next(channel())).toBe('2');
     const permit = await java.tryAcquire(name, 30_000);
     expect(permit.id).toMatch(/^[0-9a-f]{32}$/);
     expect(await acquire(2, 'us:1')).toBe(0); // granted, none left
@@ -65,10 +62,10 @@ describe('permit-expirable semaphore: our scripts and Redisson’s share permits
     expect(refused.nearest).toBeGreaterThan(Date.now() + 29_000);
 
     expect(await java.tryRelease(name, permit.id!)).toBe(true);
-    expect(await listener.next(channel())).toBe('1'); // what our waiters wake on
+    expect(await suite.listener.next(channel())).toBe('1'); // what our waiters wake on
     expect(await acquire(2, 'us:2')).toBe(0);
     expect(await release(2, 'us:1')).toBeGreaterThanOrEqual(1);
-    expect(await listener.next(channel())).toBe('1'); // what Redisson's waiters wake on
+    expect(await suite.listener.next(channel())).toBe('1'); // what Redisson's waiters wake on
     expect((await java.tryAcquire(name, 30_000)).id).not.toBeNull();
     expect(await java.availablePermits(name)).toBe(0);
     expect(await raw.zcard(timeout())).toBe(2);
