@@ -27,19 +27,19 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 class Jobs {
   constructor(private readonly locks: LockService) {}
 
-  /** 5 ms, kept 800 ms. */
+  /** 5 ms, kept 700 ms. */
   @Cron('* * * * * *')
   @Skewed(() => delays.a)
-  @ScheduledLock({ key: 'job:a', holdAtLeast: 800 })
+  @ScheduledLock({ key: 'job:a', holdAtLeast: 700 })
   async a(tick?: number): Promise<void> {
     ran('a', tick!);
     await sleep(5);
   }
 
-  /** 500 ms, kept 800 ms. */
+  /** 500 ms, kept 700 ms. */
   @Cron('* * * * * *')
   @Skewed(() => delays.b)
-  @ScheduledLock({ key: 'job:b', holdAtLeast: 800 })
+  @ScheduledLock({ key: 'job:b', holdAtLeast: 700 })
   async b(tick?: number): Promise<void> {
     ran('b', tick!);
     await sleep(500);
