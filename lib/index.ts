@@ -30,6 +30,11 @@ export { METER_NAME } from './nest/observability/lock-metrics';
 export { LockService } from './nest/lock.service';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';
+export {
+  ScheduledLock,
+  type ScheduledLockDecorator,
+  type ScheduledLockOptions,
+} from './nest/decorators/scheduled-lock.decorator';
 export { MemoryLockStore } from './stores/memory';
 export { RedisLockModule, type RedisLockTestingOptions } from './nest/redis-lock.module';
 export {

@@ -2,6 +2,7 @@ import { messageOf, type LockError, type LockLostError } from '../errors';
 import { Acquirer } from './acquirer';
 import { GroupAcquirer } from './group-acquirer';
 import { HoldCalls } from './hold-calls';
+import { keepFor, KeptReleases } from './kept-release';
 import type { LockHold } from './lock-hold';
 import { LockHolds } from './lock-holds';
 import type { LockEngineConfig } from './lock-engine-config';
@@ -26,6 +27,8 @@ export interface EngineParts {
   readonly calls: HoldCalls;
   readonly acquirer: Acquirer;
   readonly groups: GroupAcquirer;
+  /** Releases of holds with `holdAtLeast` (and the check of a call that asks for it). */
+  readonly kept: KeptReleases;
   /** Given to every entry the engine issues: frees its hold, and marks the entry as its. */
   readonly releaseHold: (hold: LockHold) => Promise<void>;
 }
@@ -55,7 +58,15 @@ export function engineParts(
     closing: hooks.closing,
     report: (error) => hooks.report(error),
   });
-  const releaseHold = (hold: LockHold): Promise<void> => calls.release(hold);
+  const kept = new KeptReleases(config.store, holds, {
+    logger: config.logger,
+    observer,
+    report: (error) => hooks.report(error),
+  });
+  const releaseHold = (hold: LockHold): Promise<void> => {
+    const keep = keepFor(hold);
+    return keep > 0 ? kept.release(hold, keep) : calls.release(hold);
+  };
   const acquirer = new Acquirer({
     store: config.store,
     context,
@@ -68,5 +79,6 @@ export function engineParts(
     closing: hooks.closing,
     outside: hooks.outside,
   });
-  return { holds, waiters, calls, acquirer, groups: new GroupAcquirer(acquirer), releaseHold };
+  const groups = new GroupAcquirer(acquirer);
+  return { holds, waiters, calls, acquirer, groups, kept, releaseHold };
 }

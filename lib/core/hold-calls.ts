@@ -184,6 +184,9 @@ export class HoldCalls {
     const { leaseTime, watchdog } = opts;
     const hold = new LockHold(target, owner, leaseTime, watchdog, reply.fencingToken, sentAt);
     hold.syncReplicas = opts.syncReplicas;
+    hold.holdAtLeast = opts.holdAtLeast;
+    hold.maxHold = opts.maxHold;
+    hold.grantedAt = now();
     const closing = this.driver.closing();
     if (closing) {
       // close() began while the store granted it: nobody will release it later, so free it now.

@@ -8,6 +8,7 @@ export { assertPermits, MAX_GROUP_KEYS, type LockKeys, type LockMode } from './t
 export { ChainHandles } from './ownership/chain-handles';
 export {
   checkLockOptions,
+  LOCK_OPTIONS,
   PERMIT_RUN_OPTIONS,
   RUN_OPTIONS,
   type BusyPolicy,
@@ -28,5 +29,6 @@ export {
   describe,
   hashTagMessage,
   hashTagProblem,
+  lockName,
   MAX_KEY_BYTES,
 } from './options/validate';

@@ -274,7 +274,9 @@ export class LockEngine {
   }
 
   private target(keys: LockKeys, opts?: ResolvedLockOptions, mode = opts?.mode): LockTarget {
-    return callTarget(this.config.keyPrefix, keys, mode, opts?.fair ?? false);
+    const target = callTarget(this.config.keyPrefix, keys, mode, opts?.fair ?? false);
+    if (opts !== undefined && opts.holdAtLeast > 0) this.parts.kept.check(target);
+    return target;
   }
 
   /** The error of a call still busy after its wait (heldByThisProcess: any member, any chain). */

@@ -28,6 +28,12 @@ export class LockHold implements StoredHold {
   keeper: HoldKeeper | undefined;
   /** Replicas whose acknowledgement its release waits for (best effort). */
   syncReplicas = 0;
+  /** Ms from `grantedAt` the lock stays held however early it is released (0: none). */
+  holdAtLeast = 0;
+  /** Age (ms from `sentAt`) past which the watchdog no longer renews it. */
+  maxHold = Infinity;
+  /** Monotonic time at which the grant was read (the lock was taken before). */
+  grantedAt: number;
 
   readonly kind: HoldKind;
   /** Of a kind others may hold at once too (a read hold, a permit): a waiter's turn passes on. */
@@ -61,6 +67,7 @@ export class LockHold implements StoredHold {
     this.names = target.names;
     this.permits = target.permits;
     this.validUntil = sentAt + leaseTime;
+    this.grantedAt = sentAt;
   }
 
   /**

@@ -102,7 +102,7 @@ export class LockHolds implements HoldKeeper {
 
   /** A read of `hold` found its lease deadline passed before a timer did (a stalled loop). */
   expired(hold: LockHold): void {
-    this.lose(hold, hold.watchdog ? unrenewedReason(hold.leaseTime) : leaseEndedReason(hold));
+    this.lose(hold, hold.watchdog ? unrenewedReason(hold, now()) : leaseEndedReason(hold));
   }
 
   /** Marks `hold` lost for `reason` and reports it, unless it was lost or released before. */

@@ -31,9 +31,9 @@ export interface PermitEngine {
 }
 
 /** Options of a permit's acquire, tryAcquire and run: a lock's, without mode, fair, fencing. */
-export type PermitOptions = Omit<LockOptions, 'mode' | 'fair' | 'fencing'>;
+export type PermitOptions = Omit<LockOptions, 'mode' | 'fair' | 'fencing' | 'holdAtLeast'>;
 /** Options of `RedisSemaphore.run` and `@Semaphore`. */
-export type PermitRunOptions = Omit<RunOptions, 'mode' | 'fair' | 'fencing'>;
+export type PermitRunOptions = Omit<RunOptions, 'mode' | 'fair' | 'fencing' | 'holdAtLeast'>;
 
 /**
  * A semaphore of leased permits (Redisson's RPermitExpirableSemaphore): at most `permits`

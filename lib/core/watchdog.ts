@@ -18,7 +18,8 @@ export interface WatchdogDriver {
  * lease, every due lock in one store call (the store batches them per script call and node). A hold not confirmed for a whole lease is
  * lost: the timer also fires at the earliest moment a lease can end, so a loss is reported when
  * it happens, also while a renewal hangs. Before that verdict, replies already received are
- * read (a stalled event loop may have kept them waiting). Time is monotonic; the timer is
+ * read (a stalled event loop may have kept them waiting). A hold older than its maxHold is
+ * renewed no more: its lease runs out and it is lost. Time is monotonic; the timer is
  * unref'd and stops when no lock is held.
  */
 export class Watchdog {
@@ -83,7 +84,7 @@ export class Watchdog {
         continue;
       }
       earliest = Math.min(earliest, hold.validUntil);
-      if (renewNow && !this.pending(hold, time)) due.push(hold);
+      if (renewNow && !this.pending(hold, time) && !pastMaxHold(hold, time)) due.push(hold);
     }
     if (renewNow) this.nextRenewal = time + this.period;
     if (due.length > 0) void this.renewBatch(due);
@@ -108,11 +109,11 @@ export class Watchdog {
       if (!this.holds.has(hold)) continue;
       if (time < hold.validUntil) {
         // A late reply confirmed it after all; its next renewal is due now, not next period.
-        if (!this.pending(hold, time)) saved.push(hold);
+        if (!this.pending(hold, time) && !pastMaxHold(hold, time)) saved.push(hold);
         continue;
       }
       this.remove(hold);
-      this.driver.lost(hold, unrenewedReason(hold.leaseTime));
+      this.driver.lost(hold, unrenewedReason(hold, time));
     }
     if (saved.length > 0) void this.renewBatch(saved);
     if (this.holds.size > 0 && this.timer === undefined) this.schedule(this.nextRenewal);
@@ -151,7 +152,15 @@ export class Watchdog {
   }
 }
 
-/** Why a watchdog hold was lost when no renewal was confirmed for a whole lease. */
-export function unrenewedReason(leaseTime: number): string {
-  return `no renewal was confirmed for a whole lease (${leaseTime} ms), so it has expired`;
+/** Whether `hold` is older than its maxHold at `time`: the watchdog renews it no more. */
+function pastMaxHold(hold: LockHold, time: number): boolean {
+  return time - hold.sentAt >= hold.maxHold;
+}
+
+/** Why a watchdog hold was lost at `time` when no renewal was confirmed for a whole lease. */
+export function unrenewedReason(hold: LockHold, time: number): string {
+  if (pastMaxHold(hold, time)) {
+    return `it was held longer than its maxHold (${hold.maxHold} ms), so the watchdog stopped renewing it and its lease of ${hold.leaseTime} ms ran out`;
+  }
+  return `no renewal was confirmed for a whole lease (${hold.leaseTime} ms), so it has expired`;
 }

@@ -38,11 +38,25 @@ export interface FastPathPort {
   ): void;
 }
 
+/**
+ * A plain lock's release that keeps it held (`holdAtLeast`): the owner is done, but the lock
+ * stays in the store under its owner, unrenewed, and expires later without a release notice.
+ */
+export interface KeptReleasePort {
+  /**
+   * Sets the lease of `hold` (a plain lock) to end `keepFor` ms from now if its owner still
+   * holds it, and tells nobody. Idempotent as release (a resent call gets the first answer and
+   * moves nothing). Resolves true, or false when the owner did not hold it (expired or deleted).
+   */
+  releaseKept(hold: StoredHold, keepFor: number): Promise<boolean>;
+}
+
 /** Every port by name. */
 export interface StorePorts {
   fairQueue: FairQueuePort;
   permitCount: PermitCountPort;
   fastPath: FastPathPort;
+  keptRelease: KeptReleasePort;
 }
 
 /** The name of a port. */
@@ -53,6 +67,7 @@ const PROBES: { readonly [P in StorePort]: keyof StorePorts[P] } = {
   fairQueue: 'leave',
   permitCount: 'available',
   fastPath: 'acquireInto',
+  keptRelease: 'releaseKept',
 };
 
 /** What each port serves, for the error of a store without it. */
@@ -60,6 +75,7 @@ const SERVES: { readonly [P in StorePort]: string } = {
   fairQueue: 'fair locks',
   permitCount: "a semaphore's available()",
   fastPath: 'the fast path',
+  keptRelease: 'holdAtLeast',
 };
 
 /** Whether `store` has the capability port `port`. */

@@ -36,6 +36,8 @@ export class FakeStore implements LockStore {
   private readonly tokens = new Map<string, number>();
   /** Answers of releases already done, by owner: a resent release gets the first answer. */
   private readonly releasedBy = new Map<string, number | null>();
+  /** Owners whose lock a kept release kept: a resent one answers true and moves nothing. */
+  private readonly keptBy = new Set<string>();
   private readonly subscribed = new Set<string>();
   private readonly faults: { method: string; fault: Fault; held?: (call: HeldCall) => void }[] = [];
   private listener: NoticeListener | undefined;
@@ -47,7 +49,7 @@ export class FakeStore implements LockStore {
   }
 
   /** The next call of `method` fails, loses its answer (done, then rejected) or hangs. */
-  fault(method: keyof LockStore, fault: Fault): void {
+  fault(method: keyof LockStore | 'releaseKept', fault: Fault): void {
     this.faults.push({ method, fault });
   }
 
@@ -103,6 +105,19 @@ export class FakeStore implements LockStore {
       const listeners = this.notify(hold.name);
       this.releasedBy.set(hold.owner, listeners);
       return listeners;
+    });
+  }
+
+  /** KeptReleasePort: the owner's lock stays `keepFor` ms more, nobody told. */
+  releaseKept(hold: StoredHold, keepFor: number): Promise<boolean> {
+    this.calls.push({ method: 'releaseKept', name: hold.name, owner: hold.owner });
+    return this.run('releaseKept', hold.key, () => {
+      if (this.keptBy.has(hold.owner)) return true;
+      const entry = this.live(hold.name);
+      if (entry?.owner !== hold.owner) return false;
+      entry.expiresAt = Date.now() + keepFor;
+      this.keptBy.add(hold.owner);
+      return true;
     });
   }
 

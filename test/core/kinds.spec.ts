@@ -38,6 +38,7 @@ function engineOn(store: LockStore): LockEngine {
     syncReplicas: 0,
     onLockLost: 'throw',
     fairQueueTimeout: 5_000,
+    maxHold: Infinity,
     logger: { warn: () => undefined, debug: () => undefined },
   });
 }

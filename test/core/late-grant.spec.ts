@@ -32,6 +32,7 @@ function engineOn(shared: MemoryLockStore, delay: (request: AcquireRequest) => b
     syncReplicas: 0,
     onLockLost: 'ignore',
     fairQueueTimeout: 5_000,
+    maxHold: Infinity,
     logger: quiet,
   });
   return { engine, store };

@@ -40,6 +40,7 @@ function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
     syncReplicas: 0,
     onLockLost: 'throw',
     fairQueueTimeout: 5_000,
+    maxHold: Infinity,
     logger,
     observer,
     ...config,

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     syncReplicas: 0,
     onLockLost: 'ignore',
     fairQueueTimeout: 60_000,
+    maxHold: Infinity,
     logger: quiet,
   });
   // Held: watchdog-renewed, with an explicit lease, fair, write, a permit, a multi-lock.

@@ -27,6 +27,7 @@ describe('LockEngine: a chain waiting for its own acquire() handle', () => {
       syncReplicas: 0,
       onLockLost: 'throw',
       fairQueueTimeout: 5_000,
+      maxHold: Infinity,
       logger: { warn: () => undefined, debug: () => undefined },
       observer: undefined,
     });

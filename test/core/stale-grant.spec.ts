@@ -34,6 +34,7 @@ describe('a grant read late, and a hold whose lease deadline passed during a sta
       syncReplicas: 0,
       onLockLost: 'ignore',
       fairQueueTimeout: 5_000,
+      maxHold: Infinity,
       logger: { warn: noop, debug: noop },
       observer: { acquired: noop, busy: noop, released: noop, renewalFailed: noop, lost: onLost },
     });

@@ -38,6 +38,7 @@ describe('LockEngine on an unreachable store (fake timers)', () => {
       syncReplicas: 0,
       onLockLost: 'throw',
       fairQueueTimeout: 5_000,
+      maxHold: Infinity,
       logger: { warn: () => undefined, debug: () => undefined },
     });
   });

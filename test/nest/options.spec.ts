@@ -23,6 +23,7 @@ describe('module options (pure)', () => {
       syncReplicas: 0,
       syncTimeout: 1_000,
       fairQueueTimeout: 5_000,
+      maxHold: Infinity,
     });
   });
 
@@ -77,7 +78,13 @@ describe('module options (pure)', () => {
 });
 
 describe('lock options (pure)', () => {
-  const defaults = { waitTime: 100, leaseTime: 30_000, fencing: false, syncReplicas: 0 };
+  const defaults = {
+    waitTime: 100,
+    leaseTime: 30_000,
+    fencing: false,
+    syncReplicas: 0,
+    maxHold: Infinity,
+  };
 
   it('uses the module lease with the watchdog unless a lease is given', () => {
     expect(resolveLockOptions(undefined, defaults)).toEqual({
@@ -89,6 +96,8 @@ describe('lock options (pure)', () => {
       syncReplicas: 0,
       mode: undefined,
       fair: false,
+      holdAtLeast: 0,
+      maxHold: Infinity,
     });
     expect(resolveLockOptions({ leaseTime: 500, waitTime: 0, fencing: true }, defaults)).toEqual({
       waitTime: 0,
@@ -99,6 +108,8 @@ describe('lock options (pure)', () => {
       syncReplicas: 0,
       mode: undefined,
       fair: false,
+      holdAtLeast: 0,
+      maxHold: Infinity,
     });
     expect(resolveLockOptions({ syncReplicas: 2 }, defaults).syncReplicas).toBe(2);
     expect(() => resolveLockOptions({ syncReplicas: -1 }, defaults)).toThrow(/syncReplicas/);

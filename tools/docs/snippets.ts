@@ -40,6 +40,7 @@ const AMBIENT_IMPORTS: Record<string, string[]> = {
     'Locked',
     'MemoryLockStore',
     'RedisLockModule',
+    'ScheduledLock',
     'Semaphore',
   ],
   'nestjs-redis-lock/health': ['RedisLockHealthIndicator', 'RedisLockHealthModule'],

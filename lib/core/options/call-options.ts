@@ -31,10 +31,10 @@ export class CallOptions {
       const cached = this.cached.get(waitTime);
       if (cached) return cached;
     }
-    const { leaseTime, fencing, syncReplicas } = this.defaults;
+    const { leaseTime, fencing, syncReplicas, maxHold } = this.defaults;
     const resolved = resolveLockOptions(
       options,
-      { waitTime, leaseTime, fencing, syncReplicas },
+      { waitTime, leaseTime, fencing, syncReplicas, maxHold },
       table,
     );
     if (options === undefined && this.cached.size < 2) this.cached.set(waitTime, resolved);

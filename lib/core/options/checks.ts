@@ -11,6 +11,7 @@ import {
   MAX_KEY_BYTES,
 } from './validate';
 import type { LockLostPolicy } from './lost-policy';
+import { MAX_TIMER_DELAY } from '../../time/time-limit';
 
 /** Most replicas `syncReplicas` may ask for (a sanity bound: Redis has no hard limit). */
 export const MAX_SYNC_REPLICAS = 100;
@@ -25,6 +26,23 @@ export const waitTimeCheck: Check<number> = (value, option) => {
 export const leaseTimeCheck: Check<number> = (value, option) => {
   assertLeaseTime(value, option);
   return value;
+};
+
+/** `holdAtLeast`: whole ms from 0 (none) to 2^31-1 (its end is a timer in the memory store). */
+export const holdAtLeastCheck: Check<number> = millisecondsCheck(0, MAX_TIMER_DELAY);
+
+/** `maxHold`: whole ms from 1 to 2^31-1, or Infinity (no cap). */
+export const maxHoldCheck: Check<number> = (value, option) => {
+  if (
+    value !== Infinity &&
+    !(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_TIMER_DELAY)
+  ) {
+    throw new LockOptionsError(
+      option,
+      `expected a whole number of ms from 1 to 2^31-1, or Infinity for no cap, got ${describe(value)}.`,
+    );
+  }
+  return value as number;
 };
 
 /** true or false. */

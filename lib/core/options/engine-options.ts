@@ -3,6 +3,7 @@ import {
   keyPrefixCheck,
   leaseTimeCheck,
   lostPolicyCheck,
+  maxHoldCheck,
   millisecondsCheck,
   syncReplicasCheck,
   waitTimeCheck,
@@ -26,6 +27,8 @@ export interface EngineOptions {
   onLockLost?: LockLostPolicy;
   /** How long a fair lock's waiter keeps its place past its turn without coming back, ms. */
   fairQueueTimeout?: number;
+  /** Age of a hold (ms) past which the watchdog stops renewing it, unless a call says otherwise. */
+  maxHold?: number;
 }
 
 /**
@@ -47,6 +50,7 @@ export const ENGINE_OPTIONS = {
   onLockLost: { check: lostPolicyCheck, default: 'throw' },
   syncReplicas: { check: syncReplicasCheck, default: 0 },
   fairQueueTimeout: { check: millisecondsCheck(100, 600_000), default: 5_000 },
+  maxHold: { check: maxHoldCheck, default: Infinity },
 } as const satisfies OptionTableOf<EngineOptions>;
 
 /** The engine-wide settings, checked, defaults filled in. */

@@ -1,7 +1,9 @@
 import { LockOptionsError } from '../../errors';
 import {
   booleanCheck,
+  holdAtLeastCheck,
   leaseTimeCheck,
+  maxHoldCheck,
   lostPolicyCheck,
   oneOfCheck,
   signalCheck,
@@ -61,6 +63,20 @@ export interface LockOptions {
    * not with `mode`.
    */
   fair?: boolean;
+  /**
+   * Keep the lock at least this long (ms) after it was acquired: released earlier, it stays held
+   * in the store, unrenewed, until then and expires without a release notice, so an instance
+   * whose scheduled tick fires late finds it busy. Plain (and fenced) locks only; at most an
+   * explicit `leaseTime`. Default 0 (released at once).
+   */
+  holdAtLeast?: number;
+  /**
+   * The watchdog stops renewing a hold older than this (ms); when its lease then runs out the
+   * holder is told (`LockLostError`), as for any lost lock: caps work stuck on a promise that
+   * never settles. Not with an explicit `leaseTime` (which already ends the hold). Default: the
+   * module's `maxHold` (Infinity).
+   */
+  maxHold?: number;
 }
 
 /** Options of `run` and `@Locked`. */
@@ -87,6 +103,8 @@ export const LOCK_OPTIONS = {
   syncReplicas: { check: syncReplicasCheck },
   mode: { check: oneOfCheck(['read', 'write']) },
   fair: { check: booleanCheck, default: false },
+  holdAtLeast: { check: holdAtLeastCheck, default: 0 },
+  maxHold: { check: maxHoldCheck },
 } as const satisfies OptionTableOf<LockOptions>;
 
 /** The option table of `run`: a lock's, and what to do when busy or lost. */
@@ -97,7 +115,7 @@ export const RUN_OPTIONS = {
 } as const satisfies OptionTableOf<RunOptions>;
 
 /** The options a permit of a semaphore does not take. */
-const LOCK_ONLY = ['mode', 'fair', 'fencing'] as const;
+const LOCK_ONLY = ['mode', 'fair', 'fencing', 'holdAtLeast'] as const;
 /** The option table of a permit's acquire and tryAcquire. */
 export const PERMIT_OPTIONS = withoutOptions(LOCK_OPTIONS, LOCK_ONLY);
 /** The option table of a semaphore's run and of `@Semaphore`. */
@@ -114,12 +132,16 @@ export interface ResolvedLockOptions {
   readonly syncReplicas: number;
   readonly mode: LockMode | undefined;
   readonly fair: boolean;
+  /** Ms from the grant the lock stays held however early it is released (0: none). */
+  readonly holdAtLeast: number;
+  /** Age (ms from the grant's request) past which the watchdog stops renewing the hold. */
+  readonly maxHold: number;
 }
 
 /** The engine-wide defaults that per-call options fill in. */
 export type LockDefaults = Pick<
   ResolvedEngineOptions,
-  'waitTime' | 'leaseTime' | 'fencing' | 'syncReplicas'
+  'waitTime' | 'leaseTime' | 'fencing' | 'syncReplicas' | 'maxHold'
 >;
 
 /** Per-call options as given and checked (run's: with the busy and lost policies). */
@@ -150,7 +172,32 @@ export function checkLockOptions(
       'fencing tokens are issued for plain locks only (Redisson has no fenced fair or read-write lock).',
     );
   }
+  checkHoldTimes(checked);
   return checked;
+}
+
+/** The rules of `holdAtLeast` and `maxHold` against the other options given. */
+function checkHoldTimes({ holdAtLeast, maxHold, leaseTime, mode, fair }: CheckedRunOptions): void {
+  if (holdAtLeast !== undefined && holdAtLeast > 0) {
+    if (fair === true || mode !== undefined) {
+      throw new LockOptionsError(
+        'holdAtLeast',
+        `plain locks only: a ${fair === true ? 'fair' : 'read-write'} lock is released at once.`,
+      );
+    }
+    if (leaseTime !== undefined && holdAtLeast > leaseTime) {
+      throw new LockOptionsError(
+        'holdAtLeast',
+        `is longer than the explicit leaseTime (${holdAtLeast} > ${leaseTime} ms): the lock expires at the end of its lease.`,
+      );
+    }
+  }
+  if (maxHold !== undefined && leaseTime !== undefined) {
+    throw new LockOptionsError(
+      'maxHold',
+      'caps how long the watchdog renews a hold; with an explicit leaseTime there is no watchdog and the lease already ends the hold: give one of them.',
+    );
+  }
 }
 
 /** Fills checked per-call options in with `defaults` (checks nothing). */
@@ -170,6 +217,8 @@ export function completeLockOptions(
     syncReplicas: checked.syncReplicas ?? defaults.syncReplicas,
     mode,
     fair,
+    holdAtLeast: checked.holdAtLeast ?? LOCK_OPTIONS.holdAtLeast.default,
+    maxHold: checked.maxHold ?? defaults.maxHold,
   };
 }
 

@@ -59,5 +59,11 @@ export function checkLockedOptions(options: LockedOptions): CheckedLockedOptions
       'a multi-lock (a list of keys) takes plain locks only.',
     );
   }
+  if (keys !== undefined && (runOptions.holdAtLeast ?? 0) > 0) {
+    throw new LockOptionsError(
+      'holdAtLeast',
+      'plain locks only: a multi-lock (a list of keys) is released at once.',
+    );
+  }
   return { key, keys, runOptions: Object.freeze(runOptions) };
 }

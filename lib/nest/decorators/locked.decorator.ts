@@ -240,6 +240,7 @@ function copyMetadata(from: object, to: object): void {
   }
 }
 
-function className(target: object): string {
+/** The name of the class a decorator was applied in (`target`: its prototype, or the class). */
+export function className(target: object): string {
   return typeof target === 'function' ? target.name : target.constructor.name;
 }

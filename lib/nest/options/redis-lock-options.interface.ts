@@ -89,4 +89,10 @@ export interface RedisLockModuleOptions {
    * Default 5 000 (Redisson's is 5 min; see docs/read-write-and-fair.md).
    */
   fairQueueTimeout?: number;
+  /**
+   * Age of a hold (ms from its acquire) past which the watchdog stops renewing it: its lease then
+   * runs out and the holder is told (`LockLostError`), as for any lost lock. Per call: the
+   * `maxHold` option. Default Infinity (renewed while held).
+   */
+  maxHold?: number;
 }

@@ -64,6 +64,7 @@ export const MODULE_OPTIONS = {
   syncReplicas: ENGINE_OPTIONS.syncReplicas,
   syncTimeout: { check: millisecondsCheck(1, 60_000), default: 1_000 },
   fairQueueTimeout: ENGINE_OPTIONS.fairQueueTimeout,
+  maxHold: ENGINE_OPTIONS.maxHold,
 } as const satisfies OptionTableOf<RedisLockModuleOptions>;
 
 /** How the module is registered (`forRoot`'s extras): not part of the resolved options. */

@@ -3,6 +3,7 @@ import {
   type AcquireReply,
   type AcquireRequest,
   type FairQueuePort,
+  type KeptReleasePort,
   type LockStore,
   type PermitCountPort,
   type LockTarget,
@@ -14,6 +15,7 @@ import {
 export interface MemoryLockTable {
   acquire(request: AcquireRequest): AcquireReply;
   release(hold: StoredHold): number | null;
+  releaseKept(hold: StoredHold, keepFor: number): boolean;
   renew(holds: readonly StoredHold[], leaseTime: number): boolean[];
   leave(request: AcquireRequest): void;
   forceUnlock(target: LockTarget): boolean;
@@ -29,7 +31,9 @@ export interface MemoryLockTable {
  * own subscriptions and notice listener. Answers come asynchronously, notices after the call
  * that caused them has answered (as over a socket).
  */
-export class MemoryStoreClient implements LockStore, FairQueuePort, PermitCountPort {
+export class MemoryStoreClient
+  implements LockStore, FairQueuePort, PermitCountPort, KeptReleasePort
+{
   private readonly subscriptions = new Set<string>();
   private listener: NoticeListener | undefined;
 
@@ -43,6 +47,10 @@ export class MemoryStoreClient implements LockStore, FairQueuePort, PermitCountP
 
   release(hold: StoredHold): Promise<number | null> {
     return Promise.resolve(this.store.release(hold));
+  }
+
+  releaseKept(hold: StoredHold, keepFor: number): Promise<boolean> {
+    return answer(() => this.store.releaseKept(hold, keepFor));
   }
 
   renew(holds: readonly StoredHold[], leaseTime: number): Promise<boolean[]> {

@@ -59,6 +59,21 @@ export class MemoryLockStore implements MemoryLockTable {
     return answer;
   }
 
+  /**
+   * KeptReleasePort: keeps the owner's plain lock `keepFor` ms from now, with no notice; true,
+   * also for the same release sent again (its latch answers, the lease is not moved), or false
+   * when the owner did not hold it.
+   */
+  releaseKept(hold: StoredHold, keepFor: number): boolean {
+    const latchKey = ['kept', hold.owner, hold.name].join('\n');
+    if (this.latches.get(latchKey) !== undefined) return true;
+    const kind = this.checked(hold);
+    if (kind.releaseKept === undefined) throw unsupportedError(hold, 'releaseKept');
+    if (!kind.releaseKept(hold, keepFor)) return false;
+    this.latches.set(latchKey, 1);
+    return true;
+  }
+
   /** Restores the lease of each hold still owned; one boolean per hold. */
   renew(holds: readonly StoredHold[], leaseTime: number): boolean[] {
     return holds.map((hold) => this.kinds[hold.kind].renew(hold, leaseTime));

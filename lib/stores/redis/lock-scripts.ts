@@ -21,6 +21,8 @@ export const LockScripts = {
   /** With a fencing token (RFencedLock). */
   acquireFenced: loadScript('acquire-fenced.lua'),
   release: loadScript('release.lua'),
+  /** A plain lock's release that keeps it held until its holdAtLeast period ends. */
+  releaseKept: loadScript('release-kept.lua'),
   /** Frees whatever lock lives under a name: plain, fair (and its queue) or read-write. */
   forceUnlock: loadScript('force-unlock.lua'),
   /** Read-write locks (RReadWriteLock). */

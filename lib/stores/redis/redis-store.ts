@@ -7,6 +7,7 @@ import {
   type FairQueuePort,
   type FastPathPort,
   type HoldKind,
+  type KeptReleasePort,
   type LockStore,
   type LockTarget,
   type NoticeListener,
@@ -33,7 +34,9 @@ const RELEASE_RESEND_GRACE = 500;
  * every kind on a Cluster of Redis >= 7 when the client can follow sharded channels, as Redisson;
  * classic otherwise.
  */
-export class RedisStore implements LockStore, FairQueuePort, PermitCountPort, FastPathPort {
+export class RedisStore
+  implements LockStore, FairQueuePort, PermitCountPort, FastPathPort, KeptReleasePort
+{
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
   private readonly client: RedisClient;
@@ -147,6 +150,19 @@ export class RedisStore implements LockStore, FairQueuePort, PermitCountPort, Fa
     return results.map((result, i) =>
       result instanceof Error ? redisError(holds[i].key, 'renew', result) : result,
     );
+  }
+
+  /** KeptReleasePort: by the kind that keeps (plain locks); resent after a reconnect, as release. */
+  releaseKept(hold: StoredHold, keepFor: number): Promise<boolean> {
+    const kind = this.kinds[hold.kind];
+    const release = () => {
+      const requestId = releaseRequestId(this.requestIdPrefix, hold.owner, kind.requestDigit);
+      return (
+        kind.releaseKept?.(hold, requestId, keepFor, hold.syncReplicas ?? 0) ??
+        Promise.reject(unsupportedError(hold, 'releaseKept'))
+      );
+    };
+    return this.commands.send(hold.key, 'release', release, RELEASE_RESEND_GRACE);
   }
 
   /** FairQueuePort: by the kind that has a queue. */

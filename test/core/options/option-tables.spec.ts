@@ -22,6 +22,8 @@ describe('option tables (pure)', () => {
       'syncReplicas',
       'mode',
       'fair',
+      'holdAtLeast',
+      'maxHold',
       'onLockLost',
       'onBusy',
     ]);
@@ -30,12 +32,14 @@ describe('option tables (pure)', () => {
       'leaseTime',
       'signal',
       'syncReplicas',
+      'maxHold',
     ]);
     expect(optionNames(PERMIT_RUN_OPTIONS)).toEqual([
       'waitTime',
       'leaseTime',
       'signal',
       'syncReplicas',
+      'maxHold',
       'onLockLost',
       'onBusy',
     ]);
@@ -58,6 +62,7 @@ describe('option tables (pure)', () => {
       onLockLost: 'throw',
       syncReplicas: 0,
       fairQueueTimeout: 5_000,
+      maxHold: Infinity,
     });
     expect(optionDefaults(MODULE_OPTIONS)).toMatchObject(engine);
     expect(resolveModuleOptions({ store: 'memory' })).toMatchObject(engine);
@@ -67,6 +72,8 @@ describe('option tables (pure)', () => {
       fencing: false,
       syncReplicas: 0,
       fair: false,
+      holdAtLeast: 0,
+      maxHold: Infinity,
     });
   });
 

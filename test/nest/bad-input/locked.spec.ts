@@ -98,6 +98,10 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
       [{ onLockLost: 'retry' }, 'onLockLost'],
       [{ wait: 0 }, 'wait'],
       [{ signal: new AbortController().signal }, 'signal'],
+      [{ holdAtLeast: -1 }, 'holdAtLeast'],
+      [{ holdAtLeast: 500, fair: true }, 'holdAtLeast'],
+      [{ holdAtLeast: 500, leaseTime: 100 }, 'holdAtLeast'],
+      [{ maxHold: 500, leaseTime: 1_000 }, 'maxHold'],
     ])('%p', (options, option) => {
       for (const define of [decorate('k', options), decorate({ key: 'k', ...options })]) {
         let error: unknown;
@@ -114,6 +118,7 @@ describe('bad input to @Locked: typed errors naming the problem, the method body
     it.each([
       ['mode with a list', ['a:<0>', 'b:<1>'], { mode: 'write' }, 'mode'],
       ['fair with a list', ['a:<0>', 'b:<1>'], { fair: true }, 'fair'],
+      ['holdAtLeast with a list', ['a:<0>', 'b:<1>'], { holdAtLeast: 100 }, 'holdAtLeast'],
       ['key and keys together', { key: 'k', keys: ['a'] }, undefined, 'keys'],
     ])('a multi-lock: %s', (_what, first, options, option) => {
       let error: unknown;

@@ -34,6 +34,8 @@ export interface MemoryKind {
   leave?(request: AcquireRequest): void;
   /** PermitCountPort: the permits a caller with the target's limit could take now. */
   available?(target: LockTarget): number;
+  /** KeptReleasePort: keeps the owner's hold `keepFor` ms from now, no notice; false when not held. */
+  releaseKept?(hold: StoredHold, keepFor: number): boolean;
 }
 
 /** What the kinds of one store share. */

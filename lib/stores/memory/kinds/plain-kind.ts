@@ -58,8 +58,8 @@ export function lockTtl(table: LockTable, name: string): number | null {
 }
 
 /**
- * Plain locks (acquire.lua, release.lua, renew.lua): one owner, a lease, a release notice on
- * the lock's channel, and fencing tokens when asked.
+ * Plain locks (acquire.lua, release.lua, release-kept.lua, renew.lua): one owner, a lease, a
+ * release notice on the lock's channel, and fencing tokens when asked.
  */
 export class PlainKind extends LockKind {
   /** The last fencing token issued: one counter for every lock, so each lock's tokens grow. */
@@ -78,6 +78,11 @@ export class PlainKind extends LockKind {
 
   renew(hold: StoredHold, leaseTime: number): boolean {
     return renewExclusive(this.host.table, hold.name, hold.owner, leaseTime);
+  }
+
+  /** release-kept.lua: the owner's lock stays, its lease set to `keepFor`; nobody is told. */
+  releaseKept(hold: StoredHold, keepFor: number): boolean {
+    return renewExclusive(this.host.table, hold.name, hold.owner, keepFor);
   }
 
   remainingTtl(target: LockTarget): number | null {

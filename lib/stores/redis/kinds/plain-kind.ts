@@ -1,7 +1,7 @@
 import type { AcquireReply, AcquireRequest, LockTarget, StoredHold } from '../../../store';
 import { channelName, unlockLatchKey } from '../redis-names';
 import { failure } from '../replies';
-import { ACQUIRE, ACQUIRE_FENCED, decodeAcquire, RELEASE } from '../scripts/plain';
+import { ACQUIRE, ACQUIRE_FENCED, decodeAcquire, RELEASE, RELEASE_KEPT } from '../scripts/plain';
 import {
   callLaid,
   decodeRelease,
@@ -14,7 +14,7 @@ import { ScriptKind, type DirectCalls } from './redis-kind';
 
 /**
  * Plain reentrant locks (Redisson's RLock; with fencing, RFencedLock): acquire.lua (or
- * acquire-fenced.lua) and release.lua. The only kind with a fast path: every lock call takes it.
+ * acquire-fenced.lua), release.lua, and release-kept.lua for `holdAtLeast`. The only kind with a fast path: every lock call takes it.
  */
 export class PlainKind extends ScriptKind implements DirectCalls {
   readonly requestDigit = '0';
@@ -69,5 +69,17 @@ export class PlainKind extends ScriptKind implements DirectCalls {
 
   channel(target: LockTarget): string {
     return channelName(target.name);
+  }
+
+  /** KeptReleasePort: release-kept.lua (synced with `replicas` replicas, best effort). */
+  async releaseKept(
+    hold: StoredHold,
+    requestId: string,
+    keepFor: number,
+    replicas: number,
+  ): Promise<boolean> {
+    const call = scriptCall(RELEASE_KEPT, hold, unlockLatchKey(hold.name, requestId), keepFor);
+    const [reply] = await this.host.run(call, replicas).catch(failure(hold.key, 'release'));
+    return call.decode(reply);
   }
 }

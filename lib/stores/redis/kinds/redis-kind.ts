@@ -82,6 +82,13 @@ export interface RedisKind {
   leave?(request: AcquireRequest): Promise<void>;
   /** PermitCountPort: the permits a caller with the target's limit could take. */
   available?(target: LockTarget): Promise<number>;
+  /** KeptReleasePort (release request `requestId`): whether the owner held it. */
+  releaseKept?(
+    hold: StoredHold,
+    requestId: string,
+    keepFor: number,
+    replicas: number,
+  ): Promise<boolean>;
 }
 
 /**

@@ -20,6 +20,8 @@ import {
 export type AcquireInput = [request: AcquireRequest, publish: PublishCommand];
 /** A release script's input: the hold, its unlock latch (the request's), how it publishes. */
 export type ReleaseInput = [hold: StoredHold, latch: string, publish: PublishCommand];
+/** release-kept.lua's input: the hold, its unlock latch, the ms to keep the lock from now. */
+export type KeptReleaseInput = [hold: StoredHold, latch: string, keepFor: number];
 
 /**
  * Decodes acquire.lua's and acquire-fenced.lua's reply: 0 acquired, > 0 acquired with that
@@ -69,4 +71,17 @@ export const RELEASE: ScriptDefinition<ReleaseInput, number | null> = {
     return numKeys;
   },
   decode: decodeRelease,
+};
+
+/**
+ * release-kept.lua: KEYS the lock hash, the latch; ARGV owner, latch lifetime (the longer of
+ * UNLOCK_LATCH_TTL and the period kept), ms to keep. Decodes to whether the owner held it.
+ */
+export const RELEASE_KEPT: ScriptDefinition<KeptReleaseInput, boolean> = {
+  script: LockScripts.releaseKept,
+  layout(out: KeysAndArgs, hold: StoredHold, latch: string, keepFor: number): number {
+    out.push(hold.name, latch, hold.owner, Math.max(UNLOCK_LATCH_TTL, keepFor), keepFor);
+    return 2;
+  },
+  decode: (reply: unknown): boolean => reply !== null,
 };

@@ -1,0 +1,112 @@
+/**
+ * Child process of scheduled-processes.spec.ts: one instance of an application with five jobs,
+ * each a real `@Cron` of @nestjs/schedule every second under `@ScheduledLock`, on Redis.
+ * argv: redisUrl keyPrefix name delaysJson — delays (ms) by which this instance's invocation of
+ * each job (a–e) starts late (Skewed). Prints `ready`; `run <job> <tick> <name> <ms>` for each
+ * run; `hang d <tick>` and `lost d <message>` for job d; `warn <message>` for each warning.
+ * Reads `arm` on stdin: its next run of job d hangs forever (a promise that never settles).
+ */
+import 'reflect-metadata';
+import { Injectable, Module, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Cron, ScheduleModule } from '@nestjs/schedule';
+import { createInterface } from 'node:readline';
+import { LockService, RedisLockModule, ScheduledLock } from '../../lib';
+import { Skewed } from '../support/skewed-tick';
+
+const [url, keyPrefix, name, delaysJson] = process.argv.slice(2);
+const delays = JSON.parse(delaysJson) as Record<'a' | 'b' | 'c' | 'd' | 'e', number>;
+/** Set by `arm`: the next run of job d hangs. */
+let hangNext = false;
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+const ran = (job: string, tick: number) => print(`run ${job} ${tick} ${name} ${Date.now()}`);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+@Injectable()
+class Jobs {
+  constructor(private readonly locks: LockService) {}
+
+  /** 5 ms, kept 700 ms. */
+  @Cron('* * * * * *')
+  @Skewed(() => delays.a)
+  @ScheduledLock({ key: 'job:a', holdAtLeast: 700 })
+  async a(tick?: number): Promise<void> {
+    ran('a', tick!);
+    await sleep(5);
+  }
+
+  /** 500 ms, kept 700 ms. */
+  @Cron('* * * * * *')
+  @Skewed(() => delays.b)
+  @ScheduledLock({ key: 'job:b', holdAtLeast: 700 })
+  async b(tick?: number): Promise<void> {
+    ran('b', tick!);
+    await sleep(500);
+  }
+
+  /** 5 ms, released at once: a late instance runs the tick again. */
+  @Cron('* * * * * *')
+  @Skewed(() => delays.c)
+  @ScheduledLock({ key: 'job:c' })
+  async c(tick?: number): Promise<void> {
+    ran('c', tick!);
+    await sleep(5);
+  }
+
+  /** 5 ms, or hangs once armed; capped by maxHold. The cron waits for a run to complete. */
+  @Cron('* * * * * *', { waitForCompletion: true })
+  @Skewed(() => delays.d)
+  @ScheduledLock({ key: 'job:d', maxHold: 2_000 })
+  async d(tick?: number): Promise<void> {
+    ran('d', tick!);
+    if (!hangNext) {
+      await sleep(5);
+      return;
+    }
+    hangNext = false;
+    const signal = this.locks.current()!.signal;
+    signal.addEventListener('abort', () => print(`lost d ${(signal.reason as Error).message}`));
+    print(`hang d ${tick}`);
+    await new Promise(() => undefined);
+  }
+
+  /** Runs until the process is killed. */
+  @Cron('* * * * * *')
+  @Skewed(() => delays.e)
+  @ScheduledLock({ key: 'job:e' })
+  async e(tick?: number): Promise<void> {
+    ran('e', tick!);
+    await sleep(600_000);
+  }
+}
+
+/** Prints warnings and errors as lines (the rest stays quiet). */
+const logger: LoggerService = {
+  log: () => undefined,
+  debug: () => undefined,
+  verbose: () => undefined,
+  warn: (message: unknown) => print(`warn ${String(message)}`),
+  error: (message: unknown) => print(`error ${String(message)}`),
+};
+
+async function main() {
+  @Module({
+    imports: [
+      ScheduleModule.forRoot(),
+      RedisLockModule.forRoot({ redis: url, keyPrefix, leaseTime: 1_500 }),
+    ],
+    providers: [Jobs],
+  })
+  class ChildModule {}
+  await NestFactory.createApplicationContext(ChildModule, { logger });
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line === 'arm') hangNext = true;
+  });
+  print('ready');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`scheduled-child failed: ${String(error)}\n`);
+  process.exit(1);
+});

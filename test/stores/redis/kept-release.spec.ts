@@ -1,0 +1,112 @@
+import type { Redis } from 'ioredis';
+import { LockScripts } from '../../../lib/stores/redis/lock-scripts';
+import { RELEASE_KEPT } from '../../../lib/stores/redis/scripts/plain';
+import { runScript } from '../../../lib/stores/redis/scripts/script-definition';
+import { ioredisClient } from '../../../lib/stores/redis/client/ioredis';
+import { lockAppEach } from '../../support/lock-app';
+import { RedissonSide } from '../../support/redisson-side';
+import { suiteRedis } from '../../support/suite-redis';
+import { sleep, until } from '../../../tools/time';
+import type { LockService } from '../../../lib';
+
+// holdAtLeast on Redis: release-kept.lua, and what a Java RLock on the same name sees.
+describe('a kept release (holdAtLeast) on Redis', () => {
+  const server = suiteRedis();
+  let raw: Redis;
+  let locks: LockService;
+  let prefix: string;
+  beforeAll(() => (raw = server.raw));
+  lockAppEach(
+    () => server.redis,
+    { leaseTime: 3_000 },
+    (made) => ({ locks, prefix } = made),
+  );
+
+  it('leaves the RLock held, as Redisson reads it, until the end of the period', async () => {
+    const name = `${prefix}report`;
+    const java = new RedissonSide(raw);
+    const before = Date.now(); // before the grant
+    let owner = '';
+    await locks.run(
+      'report',
+      async () => {
+        owner = Object.keys(await raw.hgetall(name))[0];
+      },
+      { holdAtLeast: 600 },
+    );
+    expect(await raw.hgetall(name)).toEqual({ [owner]: '1' }); // our field, as RLock keeps it
+    const ttl = await java.tryLock(name, 1, 10_000);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(600);
+    let taken: number | null = ttl;
+    await until(async () => (taken = await java.tryLock(name, 1, 10_000)) === null, 3_000, {
+      every: 10,
+    });
+    expect(taken).toBeNull();
+    expect(Date.now() - before).toBeGreaterThanOrEqual(600);
+    expect(await raw.hgetall(name)).toEqual({ [java.owner(1)]: '1' });
+    await raw.del(name);
+  });
+
+  it('publishes no release notice (a normal release does), so waiters are not woken early', async () => {
+    const channel = `redisson_lock__channel:{${prefix}quiet}`;
+    const sub = raw.duplicate();
+    const messages: string[] = [];
+    try {
+      await sub.subscribe(channel);
+      sub.on('message', (from: string) => messages.push(from));
+      await locks.run('quiet', () => undefined, { holdAtLeast: 200 });
+      await sleep(300);
+      expect(messages).toEqual([]);
+      await locks.run('quiet', () => undefined);
+      await until(() => messages.length > 0, 2_000);
+      expect(messages).toEqual([channel]);
+    } finally {
+      sub.disconnect();
+    }
+  });
+
+  describe('release-kept.lua', () => {
+    const name = `kept:${Date.now()}`;
+    const latch = (id: string) => `redisson_unlock_latch:{${name}}:${id.repeat(32)}`;
+    const keep = (field: string, id: string, ms: number) =>
+      LockScripts.releaseKept.run(ioredisClient(raw), 2, name, latch(id), field, 10_000, ms);
+
+    it('sets the hash lease to the period, and a resend moves nothing', async () => {
+      await raw.hset(name, 'me:1', 1);
+      await raw.pexpire(name, 30_000);
+      expect(await keep('me:1', 'a', 5_000)).toBe(1);
+      const first = await raw.pttl(name);
+      expect(first).toBeLessThanOrEqual(5_000);
+      expect(first).toBeGreaterThan(4_000);
+      expect(await raw.pttl(latch('a'))).toBeGreaterThan(9_000);
+      await sleep(50);
+      expect(await keep('me:1', 'a', 5_000)).toBe(1); // the same request sent again
+      expect(await raw.pttl(name)).toBeLessThan(first);
+      expect(await raw.hgetall(name)).toEqual({ 'me:1': '1' });
+      await raw.del(name, latch('a'));
+    });
+
+    it('touches nothing of another owner, nor a free lock', async () => {
+      await raw.hset(name, 'other:1', 1);
+      await raw.pexpire(name, 30_000);
+      expect(await keep('me:2', 'b', 100)).toBeNull();
+      expect(await raw.pttl(name)).toBeGreaterThan(29_000);
+      expect(await raw.exists(latch('b'))).toBe(0);
+      await raw.del(name);
+      expect(await keep('me:2', 'c', 100)).toBeNull();
+      expect(await raw.exists(name)).toBe(0);
+    });
+
+    it('keeps its latch at least as long as the period, so a late resend cannot stretch it', async () => {
+      await raw.hset(name, 'me:3', 1);
+      await raw.pexpire(name, 30_000);
+      const hold = { kind: 'lock', key: name, name, owner: 'me:3' } as const;
+      expect(await runScript(ioredisClient(raw), RELEASE_KEPT, hold, latch('d'), 20_000)).toBe(
+        true,
+      );
+      expect(await raw.pttl(latch('d'))).toBeGreaterThan(19_000);
+      await raw.del(name, latch('d'));
+    });
+  });
+});
