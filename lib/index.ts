@@ -7,6 +7,8 @@ export type {
   LockKeys,
   LockMode,
   BusyPolicy,
+  LeaderChange,
+  LeaderOptions,
   LockLostPolicy,
   LockOptions,
   RunOptions,
@@ -30,6 +32,8 @@ export { METER_NAME } from './nest/observability/lock-metrics';
 export { LockService } from './nest/lock.service';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';
+export { LeaderOnly } from './nest/decorators/leader-only.decorator';
+export type { Leadership } from './nest/leadership/leadership';
 export { MemoryLockStore } from './stores/memory';
 export { RedisLockModule, type RedisLockTestingOptions } from './nest/redis-lock.module';
 export {
