@@ -92,7 +92,7 @@ describe('LeaderCampaign (fake driver, fake timers)', () => {
     campaign.start();
     await flush();
     const handle = fakeHandle(token, deadline);
-    takes.at(-1)!.deferred.resolve(handle);
+    takes.at(-1)!.deferred.resolve(handle as unknown as LockHandle);
     await flush();
     return handle;
   }
@@ -205,7 +205,7 @@ describe('LeaderCampaign (fake driver, fake timers)', () => {
     late.start();
     await flush();
     const granted = fakeHandle(2);
-    takes.at(-1)!.deferred.resolve(granted);
+    takes.at(-1)!.deferred.resolve(granted as unknown as LockHandle);
     await late.close();
     expect(late.isLeader).toBe(false);
     expect(granted.signal.aborted).toBe(true);
