@@ -220,8 +220,9 @@ export class LockEngine {
     const engine = {
       config: this.config,
       target: (name: string) => this.target(name),
-      enter: (target: LockTarget, opts: ResolvedLockOptions) =>
-        this.outside(() => this.enter(target, opts)),
+      enter: (target: LockTarget, opts: ResolvedLockOptions) => this.enter(target, opts),
+      stopped: () => this.closing !== undefined,
+      outside: this.outside,
     };
     return new LeaderCampaign(campaignDriver(engine, key, options));
   }

@@ -16,8 +16,8 @@ export interface HoldsDriver {
 
 /**
  * The holds this process has in the store (several per name for read holds and permits; a
- * group under each member's name): each kept alive by the watchdog,
- * or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
+ * group under each member's name): each kept alive by the watchdog of its lease (the engine's,
+ * or a leadership's own), or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
  * call chain, so listeners never run as another chain's owner.
  */
 export class LockHolds implements HoldKeeper {

@@ -15,8 +15,12 @@ export interface CampaignEngine {
   readonly config: LockEngineConfig;
   /** The target of a plain lock `key` (LockKeyError for a bad key). */
   target(key: string): LockTarget;
-  /** Takes `target` as `opts` say, outside every call chain. */
+  /** Takes `target` as `opts` say. */
   enter(target: LockTarget, opts: ResolvedLockOptions): Promise<LockEntry | GroupHandle | Busy>;
+  /** Whether the engine is shutting down. */
+  stopped(): boolean;
+  /** Runs `fn` outside every call chain. */
+  outside<T>(fn: () => T): T;
 }
 
 /**
@@ -51,6 +55,8 @@ export function campaignDriver(
     key,
     leaseTime,
     logger: config.logger,
+    stopped: () => engine.stopped(),
+    outside: (fn) => engine.outside(fn),
     async take(signal: AbortSignal): Promise<LockHandle> {
       const entry = await engine.enter(target, { ...opts, signal });
       if (!(entry instanceof LockEntry)) {

@@ -21,6 +21,10 @@ export interface CampaignDriver {
   take(signal: AbortSignal): Promise<LockHandle>;
   /** Ends a term on purpose: aborts `held`'s signal for `reason`, not reported as a loss. */
   end(held: LockHandle, reason: string): void;
+  /** Whether the engine is shutting down: the campaign then ends. */
+  stopped(): boolean;
+  /** Runs `fn` outside every call chain (the campaign's loop and timers carry none). */
+  outside<T>(fn: () => T): T;
   readonly logger: { warn(message: string): void; debug(message: string): void };
 }
 
@@ -41,8 +45,10 @@ interface Term {
  * campaigns again when the term ends, until closed. A term ends when the lock is lost (its lease
  * ran out unrenewed, Redis lost it), on `resign()` and on `close()`. `isLeader`, `term` and
  * `signal` read the local lease deadline (monotonic clock) on every read, so after a stall
- * longer than the lease the first read already finds the term over. Nest-free: listeners
- * through `onChange` (the Nest layer's Leadership adds `changes$`).
+ * longer than the lease the first read already finds the term over. A failed attempt (the store
+ * unreachable, a script refused) is retried with a doubling delay up to the lease; the campaign
+ * ends itself when the engine shuts down. Nest-free: listeners through `onChange` (the Nest
+ * layer's Leadership adds `changes$`).
  */
 export class LeaderCampaign {
   private current: Term | undefined;
@@ -112,7 +118,7 @@ export class LeaderCampaign {
   /** Starts campaigning (once; not after close). */
   start(): void {
     if (this.running !== undefined || this.closed) return;
-    this.running = this.campaign();
+    this.running = this.driver.outside(() => this.campaign());
   }
 
   /**
@@ -153,6 +159,10 @@ export class LeaderCampaign {
         held = await this.driver.take(signal);
       } catch (error) {
         if (signal.aborted) return;
+        if (this.driver.stopped()) {
+          void this.close(); // waits for this loop, which ends here
+          return;
+        }
         const delay = Math.min(FIRST_RETRY * 2 ** failures++, this.driver.leaseTime);
         const message = `Campaign for the leadership of "${this.key}" failed (${messageOf(error)}); retrying in ${delay} ms.`;
         if (failures === 1) this.driver.logger.warn(message);

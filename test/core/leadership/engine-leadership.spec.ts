@@ -78,6 +78,18 @@ describe('LockEngine.leadership (fake store)', () => {
     await campaign.close();
   });
 
+  it("engine.close() ends the campaigns: the leader's term ends, a waiting one stops", async () => {
+    const leading = engine.leadership('end');
+    leading.start();
+    await leading.whenLeader();
+    const waiting = engine.leadership('end');
+    waiting.start();
+    await engine.close(0);
+    await until(() => leading.closed && waiting.closed, 2_000);
+    expect(leading.isLeader).toBe(false);
+    expect(store.holder('p:end')).toBeUndefined();
+  });
+
   it('checks the name and options at once', () => {
     expect(() => engine.leadership('')).toThrow(LockKeyError);
     expect(() => engine.leadership(['a', 'b'] as unknown as string)).toThrow(LockKeyError);

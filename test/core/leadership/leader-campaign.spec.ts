@@ -62,6 +62,8 @@ function fakeDriver() {
     end: jest.fn((held: LockHandle, reason: string) =>
       (held as unknown as FakeHandle).lose(reason),
     ),
+    stopped: jest.fn(() => false),
+    outside: <T>(fn: () => T): T => fn(),
   } satisfies CampaignDriver;
   return { driver, takes };
 }
@@ -178,6 +180,19 @@ describe('LeaderCampaign (fake driver, fake timers)', () => {
     expect(gaps.every((gap) => gap === LEASE)).toBe(true); // each step advanced a lease
     await elect(2);
     expect(campaign.isLeader).toBe(true);
+  });
+
+  it('ends itself when the engine shuts down (its attempt refused): no retry, whenLeader rejects', async () => {
+    campaign.start();
+    await flush();
+    const waiting = campaign.whenLeader();
+    driver.stopped.mockReturnValue(true);
+    takes[0].deferred.reject(new LockError('The lock service is shutting down'));
+    await expect(waiting).rejects.toThrow('was closed');
+    expect(campaign.closed).toBe(true);
+    await jest.advanceTimersByTimeAsync(LEASE * 3);
+    expect(driver.take).toHaveBeenCalledTimes(1);
+    expect(driver.logger.warn).not.toHaveBeenCalled();
   });
 
   it('close(): stops the waiting campaign (its take is aborted), rejects whenLeader, completes nothing twice', async () => {
