@@ -254,6 +254,26 @@ describe('leader election: lifecycle', () => {
     expect(leadership.isLeader).toBe(true);
   });
 
+  it('shutdown resigns before the engine stops: no wait for shutdownTimeout, no loss reported', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedisLockModule.forTesting({ shutdownTimeout: 10_000 })],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    const locks = app.get(LockService);
+    const lost: LockLostError[] = [];
+    locks.lockLost$.subscribe((error) => lost.push(error));
+    const leadership = locks.leader('quick');
+    await leadership.whenLeader();
+    const { signal } = leadership;
+    const started = performance.now();
+    await app.close();
+    app = undefined;
+    expect(performance.now() - started).toBeLessThan(5_000); // not the 10 s shutdownTimeout
+    expect(signal.aborted).toBe(true);
+    expect(lost).toEqual([]);
+  });
+
   it('after shutdown, leader() answers a closed leadership and @LeaderOnly skips', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [RedisLockModule.forTesting()],
