@@ -33,9 +33,10 @@ const FIRST_RETRY = 100;
 /** The longest a resigning leader stands down before it campaigns again, ms. */
 export const MAX_STAND_DOWN = 1_000;
 
-/** One term: the leader lock's handle, and the release that ends it. */
+/** One term: the leader lock's handle, whether it was announced, and the release that ends it. */
 interface Term {
   readonly held: LockHandle;
+  announced: boolean;
   ended: Promise<void> | undefined;
 }
 
@@ -181,7 +182,7 @@ export class LeaderCampaign {
 
   /** Leads with `held` until its signal aborts (lost, resigned, closed); resolves once freed. */
   private serve(held: LockHandle): Promise<void> {
-    const term: Term = { held, ended: undefined };
+    const term: Term = { held, announced: false, ended: undefined };
     return new Promise<void>((resolve) => {
       const end = () => {
         if (this.current === term) this.current = undefined;
@@ -189,7 +190,7 @@ export class LeaderCampaign {
           () => undefined,
           () => undefined, // a lost term's release rejects with the loss, already told
         );
-        this.emit({ leader: false });
+        if (term.announced) this.emit({ leader: false });
         void term.ended.then(resolve);
       };
       if (this.closed) {
@@ -200,7 +201,12 @@ export class LeaderCampaign {
       }
       this.current = term;
       held.signal.addEventListener('abort', end, { once: true });
-      if (!this.isLeader) return; // read past its deadline: `end` ran
+      // Read past its deadline: the read aborts it and `end` runs; lost before: no event.
+      if (held.signal.aborted) {
+        if (term.ended === undefined) end();
+        return;
+      }
+      term.announced = true;
       this.emit({ leader: true, term: held.fencingToken });
       for (const waiter of this.electedWaiters) waiter.resolve();
       this.electedWaiters.clear();

@@ -134,6 +134,19 @@ describe('LeaderCampaign (fake driver, fake timers)', () => {
     expect(campaign.term).toBeUndefined();
   });
 
+  it('a grant already lost when it arrives is no term: released, and the campaign goes on', async () => {
+    campaign.start();
+    await flush();
+    const handle = fakeHandle(4);
+    handle.lose('lost on the way');
+    takes[0].deferred.resolve(handle as unknown as LockHandle);
+    await flush();
+    expect(campaign.isLeader).toBe(false);
+    expect(handle.released).toBe(1);
+    expect(driver.take).toHaveBeenCalledTimes(2);
+    expect(changes).toEqual([]);
+  });
+
   it('resign(): ends the term (signal aborted), frees the lock, stands down a third of the lease, then campaigns again', async () => {
     const handle = await elect(1);
     await campaign.resign();
