@@ -2,10 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
- * A stand-in for a Java service using Redisson (3.44+) on plain, fenced, read-write and fair locks,
- * to test that our scripts and Redisson's share a lock. Our own code, checked line by line against
- * the Lua in Redisson's RedissonLock, RedissonFencedLock, RedissonBaseLock (renewal),
- * RedissonReadLock, RedissonWriteLock, RedissonFairLock and LockPubSub at
+ * A stand-in for a Java service using Redisson (3.44+) on read-write and fair locks, to test that
+ * our scripts and Redisson's share a lock. Our own code, checked line by line against the Lua in
+ * Redisson's RedissonReadLock, RedissonWriteLock, RedissonFairLock, RedissonLock and LockPubSub at
  * redisson/redisson 66863978b4a9 (4.7.0-62, Aug 2026): owner `<client uuid>:<thread id>`;
  * re-entry counted in Redis (HINCRBY), with one read lease key per re-entry level; a write
  * re-entry adds the lease to the PTTL; an unlock that keeps a hold sets the lease of the thread's
@@ -135,46 +134,6 @@ while true do
   redis.call('lpop', KEYS[2])
 end`;
 
-// RedissonLock.tryLockInnerAsync. KEYS: hash. ARGV: lease, owner. Nil when granted, else the PTTL.
-const LOCK = `
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-return redis.call('pttl', KEYS[1])`;
-
-// RedissonFencedLock.tryLockInnerAsync (the token-returning one). KEYS: hash, token counter
-// (redisson_lock_token:{name}). ARGV: lease, owner. {-1, token} when granted, else {PTTL, -1}.
-const FENCED_LOCK = `
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  local token = redis.call('incr', KEYS[2])
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return {-1, token}
-end
-return {redis.call('pttl', KEYS[1]), -1}`;
-
-// RedissonLock.unlockInnerAsync. KEYS: hash, channel, latch. ARGV: '0', lease, owner, latch ms.
-// 1 released, 0 still held, nil not owner.
-const UNLOCK = `${LATCHED(3)}
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return keep(0)
-end
-redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[1])
-return keep(1)`;
-
-// RedissonBaseLock.renewExpirationAsync (one watchdog renewal). KEYS: hash. ARGV: lease, owner.
-const RENEW = `
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return 1
-end
-return 0`;
-
 // KEYS: hash, queue, deadlines. ARGV: lease, owner, wait, now. Nil when granted, else a TTL.
 const FAIR_TRY_LOCK = `
 local now, wait = tonumber(ARGV[4]), tonumber(ARGV[3])
@@ -269,47 +228,6 @@ export class RedissonSide {
     return `${this.id}:${thread}`;
   }
 
-  /** An RLock's tryLock without wait (lease <= 0: the watchdog's): nil when granted, else the PTTL. */
-  lock(name: string, thread: number, lease: number): Promise<number | null> {
-    const acquire = (ms: number) => this.eval(LOCK, [name], [ms, this.owner(thread)]);
-    return this.acquired(`l:${name}:${thread}`, lease, acquire);
-  }
-
-  /**
-   * An RFencedLock's tryLockAndGetToken without wait (lease <= 0: the watchdog's): the token
-   * when granted, null when held by another.
-   */
-  async fencedLock(name: string, thread: number, lease: number): Promise<number | null> {
-    const lock = `l:${name}:${thread}`;
-    const ms = lease > 0 ? lease : this.leaseOf(lock);
-    const token = prefixName('redisson_lock_token', name);
-    const reply = (await this.client.eval(FENCED_LOCK, 2, name, token, ms, this.owner(thread))) as [
-      number,
-      number,
-    ];
-    if (Number(reply[0]) !== -1) return null;
-    if (lease > 0) this.leases.set(lock, lease);
-    return Number(reply[1]);
-  }
-
-  /** Unlocks an RLock or RFencedLock of `thread` (one level of its re-entry). */
-  unlock(name: string, thread: number): Promise<number | null> {
-    const lock = `l:${name}:${thread}`;
-    const channel = prefixName('redisson_lock__channel', name);
-    return this.unlockWith(name, lock, (latch) =>
-      this.eval(
-        UNLOCK,
-        [name, channel, latch],
-        [0, this.leaseOf(lock), this.owner(thread), this.latchLease],
-      ),
-    );
-  }
-
-  /** One watchdog renewal of `thread`'s RLock or RFencedLock: 1 renewed, 0 not held. */
-  renew(name: string, thread: number): Promise<number | null> {
-    return this.eval(RENEW, [name], [this.leaseOf(`l:${name}:${thread}`), this.owner(thread)]);
-  }
-
   /** Lease <= 0: the watchdog's (not renewed here). */
   readLock(name: string, thread: number, lease: number): Promise<number | null> {
     const prefix = `${suffixName(name, this.owner(thread))}:rwlock_timeout`;
@@ -321,7 +239,7 @@ export class RedissonSide {
     const prefix = `${suffixName(name, this.owner(thread))}:rwlock_timeout`;
     const keyPrefix = prefix.split(`:${this.owner(thread)}`)[0];
     const channel = prefixName('redisson_rwlock', name);
-    return this.unlockWith(name, `r:${name}:${thread}`, (latch) =>
+    return this.unlock(name, `r:${name}:${thread}`, (latch) =>
       this.eval(
         READ_UNLOCK,
         [name, prefix, keyPrefix, latch],
@@ -338,7 +256,7 @@ export class RedissonSide {
   writeUnlock(name: string, thread: number): Promise<number | null> {
     const channel = prefixName('redisson_rwlock', name);
     const lock = `w:${name}:${thread}`;
-    return this.unlockWith(name, lock, (latch) =>
+    return this.unlock(name, lock, (latch) =>
       this.eval(
         WRITE_UNLOCK,
         [name, latch],
@@ -364,7 +282,7 @@ export class RedissonSide {
   fairUnlock(name: string, thread: number): Promise<number | null> {
     const channels = prefixName('redisson_lock__channel', name);
     const lock = `f:${name}:${thread}`;
-    return this.unlockWith(name, lock, (latch) => {
+    return this.unlock(name, lock, (latch) => {
       const args = [channels, this.leaseOf(lock), this.owner(thread), Date.now(), this.latchLease];
       return this.eval(FAIR_UNLOCK, [name, ...this.fairNames(name), latch], args);
     });
@@ -448,7 +366,7 @@ export class RedissonSide {
    * An unlock as RedissonBaseLock.unlockInnerAsync: a fresh 32-hex request id names the latch,
    * deleted after the reply; a result other than "still held" (0) resets internalLockLeaseTime.
    */
-  private async unlockWith(
+  private async unlock(
     name: string,
     lock: string,
     run: (latch: string) => Promise<number | null>,

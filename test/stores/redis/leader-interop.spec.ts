@@ -1,19 +1,20 @@
 import type { LockService } from '../../../lib';
 import { lockAppEach } from '../../support/lock-app';
-import { prefixName, RedissonSide } from '../../support/redisson-side';
+import { RedissonLockSide } from '../../support/redisson-lock';
+import { prefixName } from '../../support/redisson-side';
 import { suiteStore } from '../../support/suite-store';
 import { sleep, until } from '../../../tools/time';
 
-// A Java service holding an RLock / RFencedLock of the leader name (its steps run by RedissonSide)
+// A Java service holding an RLock / RFencedLock of the leader name (its steps run by RedissonLockSide)
 // is a leader to our instances, and ours is to it. Leases are 30 s: whoever is elected within a
 // second was woken by the release message.
 describe('leader election beside Redisson locks of the same name', () => {
   const store = suiteStore('redis');
   let locks: LockService;
   let prefix: string;
-  let java: RedissonSide;
+  let java: RedissonLockSide;
   lockAppEach(store, { leaseTime: 30_000 }, (made) => ({ locks, prefix } = made));
-  beforeEach(() => (java = new RedissonSide(store.raw!)));
+  beforeEach(() => (java = new RedissonLockSide(store.raw!)));
 
   it('a Java RLock holder leads: we wait, and its unlock elects us within a round trip or two', async () => {
     const name = `${prefix}leader`;
