@@ -209,7 +209,7 @@ describe.each(STORE_KINDS)('leader election on the %s store', (kind) => {
     expect(leadership.term).toBeUndefined();
   });
 
-  it('one campaign per name per application; bad names and options fail at the call', async () => {
+  it('one campaign per name per application, closed for good; bad names and options fail at the call', async () => {
     const [{ locks }] = await instances(1);
     expect(locks.leader('same')).toBe(locks.leader('same'));
     expect(() => locks.leader('same', { leaseTime: 5_000 })).toThrow(LockOptionsError);
@@ -218,12 +218,12 @@ describe.each(STORE_KINDS)('leader election on the %s store', (kind) => {
     expect(() => locks.leader('x', { leaseTime: 5 })).toThrow(LockOptionsError);
     expect(() => locks.leader('x', { fenceing: true } as object)).toThrow(LockOptionsError);
     expect(() => locks.leader('x', 'fast' as never)).toThrow(LockOptionsError);
-    // A closed one is replaced by a new campaign on the next call.
+    // Closing is for good: the same closed leadership is answered afterwards.
     const first = locks.leader('again');
     await first.whenLeader();
     await first.close();
-    const second = locks.leader('again');
-    expect(second).not.toBe(first);
-    await second.whenLeader();
+    expect(locks.leader('again')).toBe(first);
+    expect(first.isLeader).toBe(false);
+    await expect(first.whenLeader()).rejects.toBeInstanceOf(LockError);
   });
 });

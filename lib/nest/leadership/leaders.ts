@@ -28,21 +28,22 @@ export class Leaders {
   constructor(private readonly engine: LockEngine) {}
 
   /**
-   * The campaign for `name`: the running one, or a new one (after shutdown: a closed one).
-   * Options given differ from the running campaign's: LockOptionsError.
+   * The campaign for `name`: the one made before (running, or closed: closing is for good), or
+   * a new one (after shutdown: a closed one). Options given that differ from the first call's:
+   * LockOptionsError.
    */
   get(name: string, options?: LeaderOptions): Leadership {
     const checked = checkLeaderOptions(options);
     const fencing = checked.fencing ?? true;
     const running = this.byName.get(name);
-    if (running !== undefined && !running.campaign.closed) {
+    if (running !== undefined) {
       if (
         options !== undefined &&
         (running.leaseTime !== checked.leaseTime || running.fencing !== fencing)
       ) {
         throw new LockOptionsError(
           'options',
-          `the leadership of "${name}" is campaigned for with other options already (leaseTime ${String(running.leaseTime ?? 'default')}, fencing ${running.fencing}); give its options on the first leader("${name}", options) call only.`,
+          `the leadership of "${name}" was asked for with other options already (leaseTime ${String(running.leaseTime ?? 'default')}, fencing ${running.fencing}); give its options on the first leader("${name}", options) call only.`,
         );
       }
       return running.leadership;

@@ -88,7 +88,10 @@ export class Leadership {
     return this.campaign.resign();
   }
 
-  /** Stops campaigning; resigns first when leading. `changes$` completes. */
+  /**
+   * Stops campaigning for good (`leader(name)` then returns this closed leadership, and
+   * `@LeaderOnly(name)` methods skip); resigns first when leading. `changes$` completes.
+   */
   async close(): Promise<void> {
     await this.campaign.close();
     for (const subscriber of this.subscribers) subscriber.complete();
