@@ -125,15 +125,27 @@ describe('leader election across processes (its own redis-server, transpiled chi
     const leader = await oneLeader();
     const term = lastTerm();
     windows.add(term);
+    const before = leader.child.lines.length;
     leader.child.process.kill('SIGSTOP');
+    const stoppedAt = Date.now();
     try {
       await until(() => alive().some((i) => i !== leader && i.leading), LEASE * 3, {
         what: 'a new leader',
       });
+      // Stopped longer than its lease, so that the child sees the stall as one.
+      await sleep(stoppedAt + LEASE * 1.5 - Date.now());
     } finally {
       leader.child.process.kill('SIGCONT');
     }
-    const [, isLeader, aborted] = await leader.child.line(/^resumed (\w+) (\w+)/, 5_000);
+    let resumed: string | undefined;
+    await until(
+      () =>
+        (resumed = leader.child.lines.slice(before).find((l) => l.startsWith('resumed'))) !==
+        undefined,
+      5_000,
+      { what: 'the first read after resuming' },
+    );
+    const [, isLeader, aborted] = resumed!.split(' ');
     expect([isLeader, aborted]).toEqual(['false', 'true']);
     await until(() => !leader.leading, 2_000);
     expect(leaders()).toHaveLength(1);
