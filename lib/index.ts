@@ -7,6 +7,8 @@ export type {
   LockKeys,
   LockMode,
   BusyPolicy,
+  LeaderChange,
+  LeaderOptions,
   LockLostPolicy,
   LockOptions,
   RunOptions,
@@ -35,6 +37,8 @@ export {
   type ScheduledLockDecorator,
   type ScheduledLockOptions,
 } from './nest/decorators/scheduled-lock.decorator';
+export { LeaderOnly } from './nest/decorators/leader-only.decorator';
+export type { Leadership } from './nest/leadership/leadership';
 export { MemoryLockStore } from './stores/memory';
 export { RedisLockModule, type RedisLockTestingOptions } from './nest/redis-lock.module';
 export {

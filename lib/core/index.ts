@@ -3,6 +3,16 @@ export { LockEngine } from './lock-engine';
 export type { LockEngineConfig } from './lock-engine-config';
 export type { LockHandle, PermitHandle } from './lock-handle';
 export type { LockObserver } from './lock-observer';
+export {
+  LeaderCampaign,
+  type LeaderChange,
+  type LeaderListener,
+} from './leadership/leader-campaign';
+export {
+  checkLeaderOptions,
+  type CheckedLeaderOptions,
+  type LeaderOptions,
+} from './leadership/leader-options';
 export type { PermitOptions, PermitRunOptions, RedisSemaphore } from './semaphore';
 export { assertPermits, MAX_GROUP_KEYS, type LockKeys, type LockMode } from './targets';
 export { ChainHandles } from './ownership/chain-handles';

@@ -15,6 +15,9 @@ import { CallOptions } from './options/call-options';
 import { applyLostPolicy } from './options/lost-policy';
 import { describe } from './options/validate';
 import { RedisSemaphore } from './semaphore';
+import { campaignDriver } from './leadership/campaign-driver';
+import { LeaderCampaign } from './leadership/leader-campaign';
+import type { LeaderOptions } from './leadership/leader-options';
 import { GroupHandle, isHandle } from './ownership/group-handle';
 import { ChainHandles } from './ownership/chain-handles';
 import { LockEntry } from './ownership/lock-entry';
@@ -210,6 +213,18 @@ export class LockEngine {
   semaphore(key: string, options: { permits: number }): RedisSemaphore {
     const target = permitTarget(this.config.keyPrefix, key, options);
     return new RedisSemaphore(this, this.config.store, target);
+  }
+
+  /** A campaign for the leadership of `key` (see LeaderCampaign); it campaigns once started. */
+  leadership(key: string, options?: LeaderOptions): LeaderCampaign {
+    const engine = {
+      config: this.config,
+      target: (name: string) => this.target(name),
+      enter: (target: LockTarget, opts: ResolvedLockOptions) => this.enter(target, opts),
+      stopped: () => this.closing !== undefined,
+      outside: this.outside,
+    };
+    return new LeaderCampaign(campaignDriver(engine, key, options));
   }
 
   /** The innermost hold of the current call chain, or the one for `key` (in `mode`). */

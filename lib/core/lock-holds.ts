@@ -16,8 +16,8 @@ export interface HoldsDriver {
 
 /**
  * The holds this process has in the store (several per name for read holds and permits; a
- * group under each member's name): each kept alive by the watchdog,
- * or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
+ * group under each member's name): each kept alive by the watchdog of its lease (the engine's,
+ * or a leadership's own), or timed by its explicit lease. Losing a hold aborts its signal and reports it, outside every
  * call chain, so listeners never run as another chain's owner.
  */
 export class LockHolds implements HoldKeeper {
@@ -25,29 +25,31 @@ export class LockHolds implements HoldKeeper {
   private readonly leased = new Set<LockHold>();
   /** The holds under each name: one hold as itself (the common case: no set built), more as a set. */
   private readonly byName = new Map<string, LockHold | Set<LockHold>>();
+  /** The engine's watchdog, for the engine's lease. */
   private readonly watchdog: Watchdog;
+  /** Watchdogs of other leases (a leadership's own `leaseTime`), made on first use. */
+  private readonly otherWatchdogs = new Map<number, Watchdog>();
 
   constructor(
-    store: LockStore,
+    private readonly store: LockStore,
     leaseTime: number,
     private readonly driver: HoldsDriver,
   ) {
-    this.watchdog = new Watchdog(leaseTime, {
-      renew: (holds, lease) => store.renew(holds, lease),
-      lost: (hold, reason) => this.lose(hold, reason),
-      failed: (error) => driver.renewalFailed(error),
-      outside: <T>(fn: () => T): T => driver.outside(fn),
-    });
+    this.watchdog = this.newWatchdog(leaseTime);
   }
 
   /** How many locks this process holds. */
   get size(): number {
-    return this.leased.size + this.watchdog.size;
+    let size = this.leased.size + this.watchdog.size;
+    for (const watchdog of this.otherWatchdogs.values()) size += watchdog.size;
+    return size;
   }
 
   /** Every hold, for shutdown. */
   all(): LockHold[] {
-    return [...this.watchdog.values(), ...this.leased];
+    const holds = [...this.watchdog.values(), ...this.leased];
+    for (const watchdog of this.otherWatchdogs.values()) holds.push(...watchdog.values());
+    return holds;
   }
 
   /** Starts keeping `hold` (renewed, or timed by its explicit lease). */
@@ -56,7 +58,7 @@ export class LockHolds implements HoldKeeper {
     if (hold.names === undefined) this.index(hold.name, hold);
     else for (const name of hold.names) this.index(name, hold);
     if (hold.watchdog) {
-      this.watchdog.add(hold);
+      this.watchdogOf(hold).add(hold);
       return;
     }
     this.leased.add(hold);
@@ -78,7 +80,7 @@ export class LockHolds implements HoldKeeper {
     if (hold.names === undefined) this.unindex(hold.name, hold);
     else for (const name of hold.names) this.unindex(name, hold);
     if (hold.watchdog) {
-      this.watchdog.remove(hold);
+      this.watchdogOf(hold).remove(hold);
       return;
     }
     this.leased.delete(hold);
@@ -114,9 +116,30 @@ export class LockHolds implements HoldKeeper {
     });
   }
 
-  /** Stops the watchdog (shutdown). */
+  /** Stops the watchdogs (shutdown). */
   stop(): void {
     this.watchdog.stop();
+    for (const watchdog of this.otherWatchdogs.values()) watchdog.stop();
+  }
+
+  /** The watchdog that renews leases of `hold`'s length. */
+  private watchdogOf(hold: LockHold): Watchdog {
+    if (hold.leaseTime === this.watchdog.leaseTime) return this.watchdog;
+    let watchdog = this.otherWatchdogs.get(hold.leaseTime);
+    if (watchdog === undefined) {
+      watchdog = this.newWatchdog(hold.leaseTime);
+      this.otherWatchdogs.set(hold.leaseTime, watchdog);
+    }
+    return watchdog;
+  }
+
+  private newWatchdog(leaseTime: number): Watchdog {
+    return new Watchdog(leaseTime, {
+      renew: (holds, lease) => this.store.renew(holds, lease),
+      lost: (hold, reason) => this.lose(hold, reason),
+      failed: (error) => this.driver.renewalFailed(error),
+      outside: <T>(fn: () => T): T => this.driver.outside(fn),
+    });
   }
 }
 

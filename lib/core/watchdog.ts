@@ -33,7 +33,8 @@ export class Watchdog {
   private timerAt = Infinity;
 
   constructor(
-    private readonly leaseTime: number,
+    /** The lease it renews, ms. */
+    readonly leaseTime: number,
     private readonly driver: WatchdogDriver,
   ) {
     this.period = Math.floor(leaseTime / 3);

@@ -3,11 +3,13 @@ import {
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
 import type { LockEngine } from '../core';
 import type { LockStore } from '../store';
+import { Leaders } from './leadership/leaders';
 import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
 import { LockEvents } from './observability/lock-events';
 import { storeOpenedByModule } from './open-store';
@@ -19,12 +21,13 @@ const STARTUP_CHECK_TIMEOUT = 5_000;
 
 /**
  * The module's lifecycle: connects the store it opened at startup (as `checkOnStartup` says),
- * stops the engine at shutdown, then closes that store. A store of the user's own (the `store`
+ * starts the leadership campaigns once the application has started, closes them at shutdown (a
+ * leader resigns) before it stops the engine, then closes that store. A store of the user's own (the `store`
  * option's LockStore, an override of LOCK_STORE) is theirs to connect and close.
  */
 @Injectable()
 export class LockLifecycle
-  implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(LOGGER_CONTEXT);
 
@@ -33,6 +36,7 @@ export class LockLifecycle
     @Inject(LOCK_STORE) private readonly store: LockStore,
     @Inject(LOCK_ENGINE) private readonly engine: LockEngine,
     @Inject(LockEvents) private readonly events: LockEvents,
+    @Inject(Leaders) private readonly leaders: Leaders,
   ) {}
 
   /**
@@ -61,13 +65,23 @@ export class LockLifecycle
     }
   }
 
-  /** Stops granting locks, rejects waiters and waits (up to shutdownTimeout) for held locks. */
+  /** Starts the leadership campaigns: the application is up. */
+  onApplicationBootstrap(): void {
+    this.leaders.start();
+  }
+
+  /**
+   * Closes the leadership campaigns (a leader resigns at once), then stops granting locks,
+   * rejects waiters and waits (up to shutdownTimeout) for held locks.
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.leaders.close();
     await this.engine.close(this.options.shutdownTimeout);
   }
 
   /** Releases what is still held and closes the connections the module opened. */
   async onApplicationShutdown(): Promise<void> {
+    await this.leaders.close();
     await this.engine.close();
     await storeOpenedByModule(this.store)?.close();
     this.events.complete();

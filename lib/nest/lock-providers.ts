@@ -1,6 +1,7 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { ENGINE_OPTIONS, LockEngine, pickOptions } from '../core';
 import type { LockStore } from '../store';
+import { Leaders } from './leadership/leaders';
 import { LockLifecycle } from './lock-lifecycle';
 import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
 import { LockService } from './lock.service';
@@ -37,8 +38,9 @@ function engineFactory(
 
 /**
  * The module's providers, each built by a factory from the one before: the resolved options
- * (checked once, at boot), the events, the store, the engine; LockService on the engine, and
- * the lifecycle (connect at startup, close at shutdown).
+ * (checked once, at boot), the events, the store, the engine, the leadership campaigns on it;
+ * LockService on the engine, and the lifecycle (connect at startup, campaign after bootstrap,
+ * close at shutdown).
  */
 export const LOCK_PROVIDERS: Provider[] = [
   {
@@ -56,6 +58,11 @@ export const LOCK_PROVIDERS: Provider[] = [
     provide: LOCK_ENGINE,
     useFactory: engineFactory,
     inject: [RESOLVED_LOCK_OPTIONS, LOCK_STORE, LockEvents],
+  },
+  {
+    provide: Leaders,
+    useFactory: (engine: LockEngine) => new Leaders(engine),
+    inject: [LOCK_ENGINE],
   },
   LockService,
   LockLifecycle,

@@ -7,12 +7,15 @@ import {
   type LockKeys,
   type LockMode,
   type LockHandle,
+  type LeaderOptions,
   type LockOptions,
   type RunOptions,
 } from '../core';
 import type { LockStore } from '../store';
 import { within, TIMED_OUT } from '../time';
 import { LockError, type LockLostError } from '../errors';
+import { Leaders } from './leadership/leaders';
+import type { Leadership } from './leadership/leadership';
 import { LOCK_ENGINE, LOCK_STORE } from './lock-tokens';
 import { LockEvents, type LockEvent } from './observability/lock-events';
 import { SERVICE_ENGINE } from './service-engine';
@@ -47,6 +50,7 @@ export class LockService {
     @Inject(LOCK_ENGINE) private readonly engine: LockEngine,
     @Inject(LOCK_STORE) private readonly store: LockStore,
     @Inject(LockEvents) events: LockEvents,
+    @Inject(Leaders) private readonly leaders: Leaders,
   ) {
     this.lockLost$ = events.lost$;
     this.events$ = events.events$;
@@ -96,6 +100,15 @@ export class LockService {
     options?: RunOptions,
   ): Promise<T | undefined> {
     return this.engine.run(key, fn, options);
+  }
+
+  /**
+   * This application's campaign for the leadership of `name` (one per name, shared with
+   * `@LeaderOnly(name)`): it campaigns from application bootstrap until closed, on a fenced lock
+   * of that name (`options`: its lease, fencing). Options given again must match the first.
+   */
+  leader(name: string, options?: LeaderOptions): Leadership {
+    return this.leaders.get(name, options);
   }
 
   /**

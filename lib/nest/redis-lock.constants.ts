@@ -3,7 +3,7 @@
  * Its description is what Nest's startup error names when no LockService is visible: the fix.
  */
 export const LOCK_SERVICE_REF = Symbol(
-  'LockService for @Locked/@Semaphore (nestjs-redis-lock): import RedisLockModule.forRoot(), ' +
+  'LockService for @Locked/@Semaphore/@LeaderOnly (nestjs-redis-lock): import RedisLockModule.forRoot(), ' +
     'forRootAsync() or forTesting() in the application (it is global by default)',
 );
 

@@ -206,7 +206,8 @@ function declareLockService(prototype: object): void {
   injectPropertyOnce(prototype, LOCK_SERVICE_REF, LockService);
 }
 
-function lockServiceOf(instance: object, where: string, name: string): LockService {
+/** The LockService Nest injected into `instance` (LockError naming the fix when none). */
+export function lockServiceOf(instance: object, where: string, name: string): LockService {
   const locks = (instance as Record<symbol, LockService | undefined> | undefined)?.[
     LOCK_SERVICE_REF
   ];
