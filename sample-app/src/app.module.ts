@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import type { Redis } from 'ioredis';
 import { RedisLockModule } from 'nestjs-redis-lock';
 import { AccountsController } from './accounts.controller';
@@ -10,7 +11,9 @@ import { ExportsService } from './exports.service';
 import { OrdersController } from './orders.controller';
 import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
+import { OutboxRelay } from './outbox-relay';
 import { PaymentGateway } from './payment-gateway';
+import { ReportJob } from './report.job';
 import { StorageModule } from './storage.module';
 import { WalletsController } from './wallets.controller';
 import { WalletsRepository } from './wallets.repository';
@@ -18,7 +21,8 @@ import { WalletsService } from './wallets.service';
 
 /**
  * The orders app: orders (plain lock), accounts (read-write lock), wallets (multi-lock) and
- * order exports (semaphore). `AppModule.forRoot({ redisUrl, keyPrefix })`.
+ * order exports (semaphore); with `jobs`, also a report job (`@ScheduledLock`) and the outbox
+ * relay (`@LeaderOnly`). `AppModule.forRoot({ redisUrl, keyPrefix, jobs? })`.
  */
 @Module({})
 export class AppModule {
@@ -33,6 +37,7 @@ export class AppModule {
           inject: [REDIS, APP_CONFIG],
           useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
         }),
+        ...(config.jobs ? [ScheduleModule.forRoot()] : []),
       ],
       controllers: [OrdersController, AccountsController, WalletsController, ExportsController],
       providers: [
@@ -44,6 +49,7 @@ export class AppModule {
         WalletsRepository,
         WalletsService,
         ExportsService,
+        ...(config.jobs ? [ReportJob, OutboxRelay] : []),
       ],
     };
   }

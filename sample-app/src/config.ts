@@ -7,6 +7,11 @@ export interface AppConfig {
    * `keyPrefix`) its locks. Lets several apps, or demo runs, share one Redis.
    */
   keyPrefix: string;
+  /**
+   * Run the background work too: the report job every second (`@ScheduledLock`: one instance a
+   * tick) and the outbox relay (`@LeaderOnly`: one instance at a time), each named `instance`.
+   */
+  jobs?: { instance: string };
 }
 
 /** Injection token of the AppConfig. */

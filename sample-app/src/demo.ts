@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import type { Check } from './demo-http';
 import { readAndDeposit } from './demo-accounts';
 import { limitExports } from './demo-exports';
+import { runJobs } from './demo-jobs';
 import { ORDERS, payOrders } from './demo-orders';
 import { resolveRedis } from './demo-redis';
 import { transferBothWays } from './demo-transfers';
@@ -16,7 +17,8 @@ import { transferBothWays } from './demo-transfers';
 /**
  * `npm run demo`: starts the orders app on a free port and fires concurrent requests at each
  * kind of lock: payments (plain lock: every order charged exactly once), balance reads and
- * deposits (read-write lock), transfers both ways (multi-lock), exports (semaphore). Prints
+ * deposits (read-write lock), transfers both ways (multi-lock), exports (semaphore); then two
+ * instances run a cron job (`@ScheduledLock`) and a leader loop (`@LeaderOnly`). Prints
  * what it saw; exits 0 when every check passed, 1 otherwise.
  * Redis: REDIS_URL, else 127.0.0.1:6379, else a redis-server it starts (`--own-redis` skips
  * 6379). Every key it writes carries a per-run prefix and is deleted at the end.
@@ -51,6 +53,7 @@ async function main(): Promise<number> {
     } finally {
       await app.close();
     }
+    summaries.push(await runJobs({ redisUrl: redis.url, keyPrefix }, check));
   } finally {
     const removed = await removeKeys(redis.url, keyPrefix);
     await redis.stop();
