@@ -1,42 +1,22 @@
 import type { Redis } from 'ioredis';
 import { LockAcquireTimeoutError, LockRedisError } from '../../lib';
-import { startRedis, type TestRedis } from '../support/redis-server';
-import {
-  fastRedis,
-  lockNode,
-  tcpProxy,
-  watchUnhandledRejections,
-  type LockNode,
-} from './fault-kit';
+import { fastRedis, proxiedRedis, type LockNode, type TcpProxy } from './fault-kit';
 import { sleep, until } from '../../tools/time';
 
 /** The place timeout of these nodes, ms: long, so that a stale place shows. */
 const PLACE = 3_000;
 
 describe('fault: fair waiters that give up while the connection is cut (its own redis-server)', () => {
-  watchUnhandledRejections();
-  let redis: TestRedis;
   let raw: Redis;
-  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let proxy: TcpProxy;
   let direct: LockNode;
   let viaProxy: LockNode;
-
-  beforeAll(async () => {
-    redis = await startRedis({ control: true });
-    raw = redis.client();
-    proxy = await tcpProxy(redis.port);
-    direct = await lockNode(fastRedis(redis.port), { fairQueueTimeout: PLACE });
-    viaProxy = await lockNode(fastRedis(proxy.port), {
+  proxiedRedis({ fairQueueTimeout: PLACE }, async (suite) => {
+    ({ raw, proxy, direct } = suite);
+    viaProxy = await suite.node(fastRedis(proxy.port), {
       keyPrefix: direct.prefix,
       fairQueueTimeout: PLACE,
     });
-  });
-  afterAll(async () => {
-    proxy?.restore();
-    for (const node of [direct, viaProxy]) await node?.close();
-    await proxy?.close();
-    raw?.disconnect();
-    await redis?.stop();
   });
 
   // Found by the family checker on a Cluster failover: waiters whose wait ended during the

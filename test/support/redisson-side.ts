@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
- * A stand-in for a Java service using Redisson (3.44+) on plain (tryLock only), read-write and fair locks, to test that
+ * A stand-in for a Java service using Redisson (3.44+) on read-write and fair locks, to test that
  * our scripts and Redisson's share a lock. Our own code, checked line by line against the Lua in
  * Redisson's RedissonReadLock, RedissonWriteLock, RedissonFairLock, RedissonLock and LockPubSub at
  * redisson/redisson 66863978b4a9 (4.7.0-62, Aug 2026): owner `<client uuid>:<thread id>`;
@@ -209,15 +209,6 @@ if not alive then return 0 end
 redis.call('pexpire', KEYS[1], ARGV[1])
 return 1`;
 
-// RedissonLock.tryLockInnerAsync. KEYS: hash. ARGV: lease, owner. Nil when granted, else the PTTL.
-const LOCK = `
-if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-return redis.call('pttl', KEYS[1])`;
-
 /** What ended a wait: the first attempt, a message on the channel, or the TTL cap running out. */
 export type Wake = 'first' | 'message' | 'ttl' | 'timeout';
 
@@ -235,12 +226,6 @@ export class RedissonSide {
 
   owner(thread: number): string {
     return `${this.id}:${thread}`;
-  }
-
-  /** A plain RLock's tryLock attempt (lease <= 0: the watchdog's, not renewed here). */
-  tryLock(name: string, thread: number, lease: number): Promise<number | null> {
-    const acquire = (ms: number) => this.eval(LOCK, [name], [ms, this.owner(thread)]);
-    return this.acquired(`l:${name}:${thread}`, lease, acquire);
   }
 
   /** Lease <= 0: the watchdog's (not renewed here). */

@@ -4,7 +4,7 @@ import { RELEASE_KEPT } from '../../../lib/stores/redis/scripts/plain';
 import { runScript } from '../../../lib/stores/redis/scripts/script-definition';
 import { ioredisClient } from '../../../lib/stores/redis/client/ioredis';
 import { lockAppEach } from '../../support/lock-app';
-import { RedissonSide } from '../../support/redisson-side';
+import { RedissonLockSide } from '../../support/redisson-lock';
 import { suiteRedis } from '../../support/suite-redis';
 import { sleep, until } from '../../../tools/time';
 import type { LockService } from '../../../lib';
@@ -24,7 +24,7 @@ describe('a kept release (holdAtLeast) on Redis', () => {
 
   it('leaves the RLock held, as Redisson reads it, until the end of the period', async () => {
     const name = `${prefix}report`;
-    const java = new RedissonSide(raw);
+    const java = new RedissonLockSide(raw);
     const before = Date.now(); // before the grant
     let owner = '';
     await locks.run(
@@ -35,11 +35,11 @@ describe('a kept release (holdAtLeast) on Redis', () => {
       { holdAtLeast: 600 },
     );
     expect(await raw.hgetall(name)).toEqual({ [owner]: '1' }); // our field, as RLock keeps it
-    const ttl = await java.tryLock(name, 1, 10_000);
+    const ttl = await java.lock(name, 1, 10_000);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(600);
     let taken: number | null = ttl;
-    await until(async () => (taken = await java.tryLock(name, 1, 10_000)) === null, 3_000, {
+    await until(async () => (taken = await java.lock(name, 1, 10_000)) === null, 3_000, {
       every: 10,
     });
     expect(taken).toBeNull();
