@@ -42,7 +42,7 @@ module.exports = {
             displayName: 'valkey',
             testMatch: [
               '<rootDir>/test/behaviour/**/*.spec.ts',
-              '<rootDir>/test/stores/redis/cluster/{cluster-locks,cluster-family,failover}.spec.ts',
+              '<rootDir>/test/stores/redis/cluster/{cluster-family,failover}.spec.ts',
               '<rootDir>/test/stores/redis/redisson-interop.spec.ts',
             ],
             setupFiles: ['<rootDir>/test/support/on-valkey.ts'],
