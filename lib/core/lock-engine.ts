@@ -256,18 +256,11 @@ export class LockEngine {
     return this.forceUnlockTarget(this.target(key, undefined));
   }
 
-  /**
-   * forceUnlock() of any target; this process's holds of its name are lost. Only the holds taken
-   * before the call: a waiter the force-unlock lets in holds the lock rightfully.
-   */
+  /** forceUnlock() of any target; this process's holds of it taken before the call are lost. */
   async forceUnlockTarget(target: LockTarget): Promise<boolean> {
     const before = this.parts.holds.named(target.name);
     const deleted = await this.config.store.forceUnlock(target);
-    const { object } = kindOf(target.kind);
-    for (const hold of before) {
-      if (kindOf(hold.kind).object === object)
-        this.parts.holds.lose(hold, 'it was deleted by forceUnlock()');
-    }
+    this.parts.holds.loseForced(before, target);
     return deleted;
   }
 
@@ -296,9 +289,7 @@ export class LockEngine {
 
   /** The error of a call still busy after its wait (heldByThisProcess: any member, any chain). */
   private busyError(target: LockTarget, opts: ResolvedLockOptions, busy: Busy) {
-    const here = (target.names ?? [target.name]).some(
-      (name) => this.parts.holds.named(name).length > 0,
-    );
+    const here = this.parts.holds.holdsAny(target.names ?? [target.name]);
     return busyError(target.key, opts.waitTime, busy, here, this.holdTimes.typical(target.key));
   }
 

@@ -1,6 +1,7 @@
 import type { LockLostError } from '../errors';
 import type { HoldKeeper, LockHold } from './lock-hold';
-import type { LockStore } from '../store';
+import type { LockStore, LockTarget } from '../store';
+import { kindOf } from './kinds';
 import { unrenewedReason, Watchdog } from './watchdog';
 import { now } from '../time/clock';
 
@@ -73,6 +74,21 @@ export class LockHolds implements HoldKeeper {
     const holds = this.byName.get(name);
     if (holds === undefined) return [];
     return holds instanceof Set ? [...holds] : [holds];
+  }
+  /**
+   * Loses those of `before` (this process's holds of `target`'s name, taken before a forceUnlock
+   * of it) that are the same lock object as `target`.
+   */
+  loseForced(before: readonly LockHold[], target: LockTarget): void {
+    const { object } = kindOf(target.kind);
+    for (const hold of before) {
+      if (kindOf(hold.kind).object === object) this.lose(hold, 'it was deleted by forceUnlock()');
+    }
+  }
+
+  /** Whether this process holds any of `names` (in any chain, as a group member too). */
+  holdsAny(names: readonly string[]): boolean {
+    return names.some((name) => this.byName.has(name));
   }
 
   /** Stops keeping `hold` (released, or being released). */
