@@ -5,6 +5,16 @@ import type { LockStore } from '../../lib/store';
 
 const noop = () => undefined;
 
+/** A promise settled from outside. */
+export class Deferred<T = void> {
+  resolve!: (value: T) => void;
+  reject!: (reason: unknown) => void;
+  readonly promise = new Promise<T>((resolve, reject) => {
+    this.resolve = resolve;
+    this.reject = reject;
+  });
+}
+
 /** A logger that drops everything. */
 export const quietLogger = { warn: noop, debug: noop };
 

@@ -8,18 +8,12 @@ import {
   LockNotHeldError,
   LockRedisError,
 } from '../../lib/errors';
-import { observerOf, testEngine } from './engine-kit';
+import { Deferred, observerOf, testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 import { sleep, until } from '../../tools/time';
 
 const LEASE = 300;
 const PREFIX = 'p:';
-
-/** A promise settled from outside. */
-class Deferred<T = void> {
-  resolve!: (value: T) => void;
-  readonly promise = new Promise<T>((resolve) => (this.resolve = resolve));
-}
 
 function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
   const logger = { warn: jest.fn((_m: string) => undefined), debug: jest.fn() };
