@@ -34,6 +34,16 @@ local function keep(answer)
   return answer
 end`;
 
+// Opens a read or write unlock: answers a resent one from its latch (KEYS[latch]); with no lock,
+// publishes `message` on ARGV[1], latches 1 and answers nil; else reads the lock's `mode`.
+const RW_UNLOCK = (latch: number, message: string) => `${LATCHED(latch)}
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then
+  redis.call('publish', ARGV[1], '${message}')
+  redis.call('set', KEYS[${latch}], 1, 'px', ARGV[#ARGV])
+  return nil
+end`;
+
 // KEYS: hash, '<P>:<owner>:rwlock_timeout'. ARGV: lease, owner. Nil when granted, else the PTTL.
 const READ_LOCK = `
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -53,13 +63,7 @@ return redis.call('pttl', KEYS[1])`;
 
 // KEYS: hash, own timeout prefix, P, latch. ARGV: channel, owner, latch ms. 1 freed, 0 still
 // held, nil not owner.
-const READ_UNLOCK = `${LATCHED(4)}
-local mode = redis.call('hget', KEYS[1], 'mode')
-if not mode then
-  redis.call('publish', ARGV[1], '0')
-  redis.call('set', KEYS[4], 1, 'px', ARGV[#ARGV])
-  return nil
-end
+const READ_UNLOCK = `${RW_UNLOCK(4, '0')}
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return nil end
 local level = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if level == 0 then redis.call('hdel', KEYS[1], ARGV[2]) end
@@ -100,14 +104,8 @@ return redis.call('pttl', KEYS[1])`;
 
 // KEYS: hash, latch. ARGV: channel, lease, owner, latch ms. 1 released, 0 still held, nil not
 // owner. No message when a downgraded writer's readers remain.
-const WRITE_UNLOCK = `${LATCHED(2)}
+const WRITE_UNLOCK = `${RW_UNLOCK(2, '1')}
 local field = ARGV[3] .. ':write'
-local mode = redis.call('hget', KEYS[1], 'mode')
-if not mode then
-  redis.call('publish', ARGV[1], '1')
-  redis.call('set', KEYS[2], 1, 'px', ARGV[#ARGV])
-  return nil
-end
 if mode ~= 'write' or redis.call('hexists', KEYS[1], field) == 0 then return nil end
 if redis.call('hincrby', KEYS[1], field, -1) > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
