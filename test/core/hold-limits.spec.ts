@@ -2,6 +2,7 @@ import { LockEngine } from '../../lib/core/lock-engine';
 import type { LockEngineConfig } from '../../lib/core/lock-engine-config';
 import { LockError, LockLostError, LockOptionsError } from '../../lib/errors';
 import type { LockStore } from '../../lib/store';
+import { observerOf, testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date.
@@ -19,25 +20,15 @@ describe('holdAtLeast and maxHold in the engine', () => {
   let warn: jest.Mock;
 
   function engineOn(on: LockStore, config: Partial<LockEngineConfig> = {}): LockEngine {
-    const noop = () => undefined;
-    return new LockEngine({
-      store: on,
-      keyPrefix: 'p:',
+    return testEngine(on, {
       leaseTime: LEASE,
       waitTime: 1_000,
-      fencing: false,
-      syncReplicas: 0,
       onLockLost: 'ignore',
-      fairQueueTimeout: 5_000,
-      maxHold: Infinity,
-      logger: { warn, debug: noop },
-      observer: {
-        acquired: noop,
-        busy: noop,
+      logger: { warn, debug: () => undefined },
+      observer: observerOf({
         released: (_key, holdMs) => void released.push(holdMs),
-        renewalFailed: noop,
         lost: (error) => void lost.push(error),
-      },
+      }),
       ...config,
     });
   }

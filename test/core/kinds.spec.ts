@@ -9,6 +9,7 @@ import {
   type LockTarget,
 } from '../../lib/store';
 import { MemoryLockStore } from '../../lib/stores/memory';
+import { testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 
 const KINDS: HoldKind[] = ['lock', 'fair', 'read', 'write', 'multi', 'permit'];
@@ -29,18 +30,7 @@ function portless(store: LockStore): LockStore {
 }
 
 function engineOn(store: LockStore): LockEngine {
-  return new LockEngine({
-    store,
-    keyPrefix: 'p:',
-    leaseTime: 30_000,
-    waitTime: 0,
-    fencing: false,
-    syncReplicas: 0,
-    onLockLost: 'throw',
-    fairQueueTimeout: 5_000,
-    maxHold: Infinity,
-    logger: { warn: () => undefined, debug: () => undefined },
-  });
+  return testEngine(store, { waitTime: 0 });
 }
 
 describe('kinds of hold: one descriptor each', () => {

@@ -3,13 +3,12 @@ import { MemoryLockStore } from '../../lib/stores/memory/memory-store';
 import { openStore, type OpenedStore } from '../../lib/nest/open-store';
 import type { AcquireReply, AcquireRequest } from '../../lib/store/lock-store';
 import { sleep } from '../../tools/time';
+import { testEngine } from './engine-kit';
 
 /** Lease of every engine here: an attempt is bounded by it (wait ≥ lease), ms. */
 const LEASE = 900;
 /** How late the delayed answer comes: past the attempt bound (LEASE). */
 const LATE = LEASE + 600;
-
-const quiet = { warn: () => undefined, debug: () => undefined };
 
 /** An engine on `shared`, whose store answers the acquires `delay` picks `LATE` ms late. */
 function engineOn(shared: MemoryLockStore, delay: (request: AcquireRequest) => boolean) {
@@ -23,17 +22,11 @@ function engineOn(shared: MemoryLockStore, delay: (request: AcquireRequest) => b
       setTimeout(() => void answer.then(resolve, reject), LATE),
     );
   };
-  const engine = new LockEngine({
-    store,
+  const engine = testEngine(store, {
     keyPrefix: '',
     leaseTime: LEASE,
     waitTime: 5_000,
-    fencing: false,
-    syncReplicas: 0,
     onLockLost: 'ignore',
-    fairQueueTimeout: 5_000,
-    maxHold: Infinity,
-    logger: quiet,
   });
   return { engine, store };
 }

@@ -8,41 +8,22 @@ import {
   LockNotHeldError,
   LockRedisError,
 } from '../../lib/errors';
+import { Deferred, observerOf, testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 import { sleep, until } from '../../tools/time';
 
 const LEASE = 300;
 const PREFIX = 'p:';
 
-/** A promise settled from outside. */
-class Deferred<T = void> {
-  resolve!: (value: T) => void;
-  readonly promise = new Promise<T>((resolve) => (this.resolve = resolve));
-}
-
 function engineOn(store: FakeStore, config: Partial<LockEngineConfig> = {}) {
   const logger = { warn: jest.fn((_m: string) => undefined), debug: jest.fn() };
   const onLost = jest.fn((_e: LockLostError) => undefined);
-  const noop = () => undefined;
-  const observer = {
-    acquired: noop,
-    busy: noop,
-    released: noop,
-    renewalFailed: noop,
-    lost: onLost,
-  };
-  const engine = new LockEngine({
-    store,
+  const engine = testEngine(store, {
     keyPrefix: PREFIX,
     leaseTime: LEASE,
     waitTime: 1_000,
-    fencing: false,
-    syncReplicas: 0,
-    onLockLost: 'throw',
-    fairQueueTimeout: 5_000,
-    maxHold: Infinity,
     logger,
-    observer,
+    observer: observerOf({ lost: onLost }),
     ...config,
   });
   return { engine, logger, onLost };

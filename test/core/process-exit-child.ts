@@ -3,24 +3,17 @@
  * locks of each kind with another caller waiting on each, reports its ref'd timers, then ends
  * its own work. It must exit by itself.
  */
-import { LockEngine } from '../../lib/core/lock-engine';
 import { MemoryLockStore } from '../../lib/stores/memory/memory-store';
 import { openStore } from '../../lib/nest/open-store';
+import { testEngine } from './engine-kit';
 
 async function main(): Promise<void> {
   const store = openStore({ store: new MemoryLockStore(), syncTimeout: 1_000 }, () => undefined);
-  const quiet = { warn: () => undefined, debug: () => undefined };
-  const engine = new LockEngine({
-    store,
+  const engine = testEngine(store, {
     keyPrefix: '',
-    leaseTime: 30_000,
     waitTime: 60_000,
-    fencing: false,
-    syncReplicas: 0,
     onLockLost: 'ignore',
     fairQueueTimeout: 60_000,
-    maxHold: Infinity,
-    logger: quiet,
   });
   // Held: watchdog-renewed, with an explicit lease, fair, write, a permit, a multi-lock.
   await engine.acquire('plain');

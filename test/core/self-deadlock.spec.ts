@@ -1,6 +1,7 @@
 import { LockEngine } from '../../lib/core/lock-engine';
 import { ChainHandles } from '../../lib/core/ownership/chain-handles';
 import { LockAcquireTimeoutError, LockSelfDeadlockError } from '../../lib/errors';
+import { testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 
 // A call chain that holds a lock through a handle from acquire() and asks for it again (run(),
@@ -18,19 +19,8 @@ describe('LockEngine: a chain waiting for its own acquire() handle', () => {
 
   beforeEach(() => {
     store = new FakeStore();
-    engine = new LockEngine({
-      store,
-      keyPrefix: 'p:',
-      leaseTime: 300,
-      waitTime: 10_000, // the default wait: a self-deadlock must not sit through it
-      fencing: false,
-      syncReplicas: 0,
-      onLockLost: 'throw',
-      fairQueueTimeout: 5_000,
-      maxHold: Infinity,
-      logger: { warn: () => undefined, debug: () => undefined },
-      observer: undefined,
-    });
+    // The default wait (10 s): a self-deadlock must not sit through it.
+    engine = testEngine(store, { leaseTime: 300 });
   });
   afterEach(() => engine.close());
 

@@ -1,6 +1,7 @@
 import { LockEngine } from '../../lib/core/lock-engine';
 import type { LockHandle } from '../../lib/core/lock-handle';
 import { LockLostError } from '../../lib/errors';
+import { observerOf, testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date, so
@@ -24,19 +25,11 @@ describe('a grant read late, and a hold whose lease deadline passed during a sta
     jest.useFakeTimers({ now: 1_000_000, doNotFake: ['setImmediate'] });
     store = new FakeStore();
     onLost = jest.fn();
-    const noop = () => undefined;
-    engine = new LockEngine({
-      store,
-      keyPrefix: 'p:',
+    engine = testEngine(store, {
       leaseTime: LEASE,
       waitTime: 1_000,
-      fencing: false,
-      syncReplicas: 0,
       onLockLost: 'ignore',
-      fairQueueTimeout: 5_000,
-      maxHold: Infinity,
-      logger: { warn: noop, debug: noop },
-      observer: { acquired: noop, busy: noop, released: noop, renewalFailed: noop, lost: onLost },
+      observer: observerOf({ lost: onLost }),
     });
   });
   afterEach(async () => {

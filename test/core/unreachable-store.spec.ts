@@ -1,5 +1,6 @@
 import { LockEngine } from '../../lib/core/lock-engine';
 import { LockAcquireTimeoutError, LockRedisError, StoreUnreachableError } from '../../lib/errors';
+import { testEngine } from './engine-kit';
 import { FakeStore } from './fake-store';
 
 // The engine's monotonic clock follows the fake timers.
@@ -29,18 +30,7 @@ describe('LockEngine on an unreachable store (fake timers)', () => {
     jest.useFakeTimers();
     started = Date.now();
     store = new FakeStore();
-    engine = new LockEngine({
-      store,
-      keyPrefix: 'p:',
-      leaseTime: LEASE,
-      waitTime: 10_000,
-      fencing: false,
-      syncReplicas: 0,
-      onLockLost: 'throw',
-      fairQueueTimeout: 5_000,
-      maxHold: Infinity,
-      logger: { warn: () => undefined, debug: () => undefined },
-    });
+    engine = testEngine(store, { leaseTime: LEASE });
   });
   afterEach(async () => {
     store.down = undefined;

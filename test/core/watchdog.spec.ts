@@ -1,6 +1,7 @@
 import { now } from '../../lib/time/clock';
 import { LockHold } from '../../lib/core/lock-hold';
 import { Watchdog, type WatchdogDriver } from '../../lib/core/watchdog';
+import { Deferred } from './engine-kit';
 
 // Jest's fake timers fake Date but not the perf_hooks clock: run the engine clock on Date,
 // plus a skew by which a test can make a timer fire late (as after a stalled event loop).
@@ -9,16 +10,6 @@ jest.mock('../../lib/time/clock', () => ({ now: () => Date.now() + mockClockSkew
 
 const LEASE = 3_000;
 const PERIOD = LEASE / 3;
-
-/** A promise settled from outside. */
-class Deferred<T> {
-  resolve!: (value: T) => void;
-  reject!: (reason: unknown) => void;
-  readonly promise = new Promise<T>((resolve, reject) => {
-    this.resolve = resolve;
-    this.reject = reject;
-  });
-}
 
 /** A fake driver: renewals answer "still held" unless a test scripts them. */
 function fakeDriver() {

@@ -1,20 +1,15 @@
 import { LOCK_STORE, LockLostError, type Leadership } from '../../lib';
-import type { TestRedis } from '../support/redis-server';
-import { LEASE, RENEW_PERIOD, logged, twoLockNodes, type LockNode } from './fault-kit';
+import { LEASE, LOSS_BOUND, logged, twoLockNodes } from './fault-kit';
 import { sleep, until } from '../../tools/time';
 
-const LOSS_BOUND = LEASE + RENEW_PERIOD + 250;
 /** How long Redis stays down: several leases. */
 const DOWN = LEASE * 4;
 
 describe('fault: Redis down under a leader election (its own redis-server)', () => {
-  let redis: TestRedis;
-  let a: LockNode;
-  let b: LockNode;
-
-  twoLockNodes({}, (nodes) => ({ redis, a, b } = nodes));
+  const nodes = twoLockNodes();
 
   it('the leader is told within a lease; campaigns wait without errors or a busy loop; one is elected once Redis is back', async () => {
+    const { redis, a, b } = nodes;
     const all: Leadership[] = [a.locks.leader('down'), b.locks.leader('down')];
     await until(() => all.some((leadership) => leadership.isLeader));
     const leader = all.find((leadership) => leadership.isLeader)!;

@@ -9,9 +9,9 @@
 import 'reflect-metadata';
 import { Injectable, Module, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Cron, ScheduleModule } from '@nestjs/schedule';
+import { Cron, ScheduleModule, type CronOptions } from '@nestjs/schedule';
 import { createInterface } from 'node:readline';
-import { LockService, RedisLockModule, ScheduledLock } from '../../lib';
+import { LockService, RedisLockModule, ScheduledLock, type ScheduledLockOptions } from '../../lib';
 import { Skewed } from '../support/skewed-tick';
 
 const [url, keyPrefix, name, delaysJson] = process.argv.slice(2);
@@ -23,41 +23,52 @@ const print = (line: string) => process.stdout.write(`${line}\n`);
 const ran = (job: string, tick: number) => print(`run ${job} ${tick} ${name} ${Date.now()}`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Job `job` of this instance: a `@Cron` every second (with `cron`), started `delays[job]` ms late
+ * (`@Skewed`), under `@ScheduledLock` on `job:<job>` (with `lock`).
+ */
+function EverySecond(
+  job: keyof typeof delays,
+  lock: ScheduledLockOptions = {},
+  cron: CronOptions = {},
+): MethodDecorator {
+  const scheduled = ScheduledLock({ key: `job:${job}`, ...lock }) as MethodDecorator;
+  // Applied innermost first, as stacked decorators are.
+  const decorators = [scheduled, Skewed(() => delays[job]), Cron('* * * * * *', cron)];
+  return (target, key, descriptor) => {
+    let decorated = descriptor;
+    for (const decorate of decorators) decorated = decorate(target, key, decorated) ?? decorated;
+    return decorated;
+  };
+}
+
 @Injectable()
 class Jobs {
   constructor(private readonly locks: LockService) {}
 
   /** 5 ms, kept 700 ms. */
-  @Cron('* * * * * *')
-  @Skewed(() => delays.a)
-  @ScheduledLock({ key: 'job:a', holdAtLeast: 700 })
+  @EverySecond('a', { holdAtLeast: 700 })
   async a(tick?: number): Promise<void> {
     ran('a', tick!);
     await sleep(5);
   }
 
   /** 500 ms, kept 700 ms. */
-  @Cron('* * * * * *')
-  @Skewed(() => delays.b)
-  @ScheduledLock({ key: 'job:b', holdAtLeast: 700 })
+  @EverySecond('b', { holdAtLeast: 700 })
   async b(tick?: number): Promise<void> {
     ran('b', tick!);
     await sleep(500);
   }
 
   /** 5 ms, released at once: a late instance runs the tick again. */
-  @Cron('* * * * * *')
-  @Skewed(() => delays.c)
-  @ScheduledLock({ key: 'job:c' })
+  @EverySecond('c')
   async c(tick?: number): Promise<void> {
     ran('c', tick!);
     await sleep(5);
   }
 
   /** 5 ms, or hangs once armed; capped by maxHold. The cron waits for a run to complete. */
-  @Cron('* * * * * *', { waitForCompletion: true })
-  @Skewed(() => delays.d)
-  @ScheduledLock({ key: 'job:d', maxHold: 2_000 })
+  @EverySecond('d', { maxHold: 2_000 }, { waitForCompletion: true })
   async d(tick?: number): Promise<void> {
     ran('d', tick!);
     if (!hangNext) {
@@ -72,9 +83,7 @@ class Jobs {
   }
 
   /** Runs until the process is killed. */
-  @Cron('* * * * * *')
-  @Skewed(() => delays.e)
-  @ScheduledLock({ key: 'job:e' })
+  @EverySecond('e')
   async e(tick?: number): Promise<void> {
     ran('e', tick!);
     await sleep(600_000);

@@ -1,6 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { prefixName } from './redisson-side';
+import { prefixName, RedissonClientSide } from './redisson-side';
 
 /**
  * A stand-in for a Java service using Redisson's RLock and RFencedLock, to test that our plain and
@@ -61,32 +59,11 @@ end
 return 0`;
 
 /** One Redisson client (one UUID) on plain and fenced locks; threads are numbers. */
-export class RedissonLockSide {
-  readonly id = randomUUID();
-  /** Redisson's lockWatchdogTimeout: the lease without an explicit one. */
-  readonly watchdogLease = 30_000;
-  /** How long an unlock's latch lives, ms. */
-  readonly latchLease = 10_000;
-  /** Redisson's internalLockLeaseTime per lock (name, thread): the last explicit lease. */
-  private readonly leases = new Map<string, number>();
-
-  constructor(private readonly client: Redis) {}
-
-  owner(thread: number): string {
-    return `${this.id}:${thread}`;
-  }
-
+export class RedissonLockSide extends RedissonClientSide {
   /** RLock.tryLock without wait (lease <= 0: the watchdog's): nil when granted, else the PTTL. */
-  async lock(name: string, thread: number, lease: number): Promise<number | null> {
-    const reply = await this.client.eval(
-      LOCK,
-      1,
-      name,
-      this.leaseFor(name, thread, lease),
-      this.owner(thread),
-    );
-    if (reply === null) this.granted(name, thread, lease);
-    return reply === null ? null : Number(reply);
+  lock(name: string, thread: number, lease: number): Promise<number | null> {
+    const acquire = (ms: number) => this.eval(LOCK, [name], [ms, this.owner(thread)]);
+    return this.acquired(`${name}:${thread}`, lease, acquire);
   }
 
   /**
@@ -94,56 +71,36 @@ export class RedissonLockSide {
    * granted, null when another owner holds it.
    */
   async fencedLock(name: string, thread: number, lease: number): Promise<number | null> {
-    const token = prefixName('redisson_lock_token', name);
-    const ms = this.leaseFor(name, thread, lease);
-    const reply = (await this.client.eval(
-      FENCED_LOCK,
-      2,
-      name,
-      token,
-      ms,
-      this.owner(thread),
-    )) as number[];
-    if (Number(reply[0]) !== -1) return null;
-    this.granted(name, thread, lease);
-    return Number(reply[1]);
+    const counter = prefixName('redisson_lock_token', name);
+    let token: number | null = null;
+    const ttl = await this.acquired(`${name}:${thread}`, lease, async (ms) => {
+      const keys = [name, counter];
+      const reply = (await this.client.eval(FENCED_LOCK, 2, ...keys, ms, this.owner(thread))) as [
+        number,
+        number,
+      ];
+      token = Number(reply[1]);
+      return Number(reply[0]) === -1 ? null : Number(reply[0]);
+    });
+    return ttl === null ? token : null;
   }
 
   /** Unlocks one level of `thread`'s RLock or RFencedLock: 1 freed, 0 still held, null not held. */
-  async unlock(name: string, thread: number): Promise<number | null> {
+  unlock(name: string, thread: number): Promise<number | null> {
     const channel = prefixName('redisson_lock__channel', name);
-    const latch = `${prefixName('redisson_unlock_latch', name)}:${randomBytes(16).toString('hex')}`;
-    const lease = this.leaseFor(name, thread, 0);
-    const reply = await this.client.eval(
-      UNLOCK,
-      3,
-      name,
-      channel,
-      latch,
-      0,
-      lease,
-      this.owner(thread),
-      this.latchLease,
+    const lock = `${name}:${thread}`;
+    return this.unlocked(name, lock, (latch) =>
+      this.eval(
+        UNLOCK,
+        [name, channel, latch],
+        [0, this.leaseOf(lock), this.owner(thread), this.latchLease],
+      ),
     );
-    await this.client.del(latch);
-    if (reply !== 0) this.leases.delete(`${name}:${thread}`);
-    return reply === null ? null : Number(reply);
   }
 
   /** One watchdog renewal of `thread`'s lock: 1 renewed, 0 not held. */
   async renew(name: string, thread: number): Promise<number> {
-    return Number(
-      await this.client.eval(RENEW, 1, name, this.leaseFor(name, thread, 0), this.owner(thread)),
-    );
-  }
-
-  /** The lease an acquire sends: `lease`, or the thread's internalLockLeaseTime without one. */
-  private leaseFor(name: string, thread: number, lease: number): number {
-    return lease > 0 ? lease : (this.leases.get(`${name}:${thread}`) ?? this.watchdogLease);
-  }
-
-  /** An explicit lease granted becomes the thread's internalLockLeaseTime. */
-  private granted(name: string, thread: number, lease: number): void {
-    if (lease > 0) this.leases.set(`${name}:${thread}`, lease);
+    const lease = this.leaseOf(`${name}:${thread}`);
+    return Number(await this.eval(RENEW, [name], [lease, this.owner(thread)]));
   }
 }

@@ -34,6 +34,16 @@ local function keep(answer)
   return answer
 end`;
 
+// Opens a read or write unlock: answers a resent one from its latch (KEYS[latch]); with no lock,
+// publishes `message` on ARGV[1], latches 1 and answers nil; else reads the lock's `mode`.
+const RW_UNLOCK = (latch: number, message: string) => `${LATCHED(latch)}
+local mode = redis.call('hget', KEYS[1], 'mode')
+if not mode then
+  redis.call('publish', ARGV[1], '${message}')
+  redis.call('set', KEYS[${latch}], 1, 'px', ARGV[#ARGV])
+  return nil
+end`;
+
 // KEYS: hash, '<P>:<owner>:rwlock_timeout'. ARGV: lease, owner. Nil when granted, else the PTTL.
 const READ_LOCK = `
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -53,13 +63,7 @@ return redis.call('pttl', KEYS[1])`;
 
 // KEYS: hash, own timeout prefix, P, latch. ARGV: channel, owner, latch ms. 1 freed, 0 still
 // held, nil not owner.
-const READ_UNLOCK = `${LATCHED(4)}
-local mode = redis.call('hget', KEYS[1], 'mode')
-if not mode then
-  redis.call('publish', ARGV[1], '0')
-  redis.call('set', KEYS[4], 1, 'px', ARGV[#ARGV])
-  return nil
-end
+const READ_UNLOCK = `${RW_UNLOCK(4, '0')}
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return nil end
 local level = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if level == 0 then redis.call('hdel', KEYS[1], ARGV[2]) end
@@ -100,14 +104,8 @@ return redis.call('pttl', KEYS[1])`;
 
 // KEYS: hash, latch. ARGV: channel, lease, owner, latch ms. 1 released, 0 still held, nil not
 // owner. No message when a downgraded writer's readers remain.
-const WRITE_UNLOCK = `${LATCHED(2)}
+const WRITE_UNLOCK = `${RW_UNLOCK(2, '1')}
 local field = ARGV[3] .. ':write'
-local mode = redis.call('hget', KEYS[1], 'mode')
-if not mode then
-  redis.call('publish', ARGV[1], '1')
-  redis.call('set', KEYS[2], 1, 'px', ARGV[#ARGV])
-  return nil
-end
 if mode ~= 'write' or redis.call('hexists', KEYS[1], field) == 0 then return nil end
 if redis.call('hincrby', KEYS[1], field, -1) > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -212,8 +210,12 @@ return 1`;
 /** What ended a wait: the first attempt, a message on the channel, or the TTL cap running out. */
 export type Wake = 'first' | 'message' | 'ttl' | 'timeout';
 
-/** One Redisson client (one UUID); threads are numbers. */
-export class RedissonSide {
+/**
+ * What every Redisson client stand-in shares: its UUID and owner ids, the last explicit lease per
+ * lock object (Redisson's internalLockLeaseTime), and acquires and unlocks as RedissonBaseLock
+ * runs them. Threads are numbers.
+ */
+export abstract class RedissonClientSide {
   readonly id = randomUUID();
   /** Redisson's lockWatchdogTimeout: the lease without an explicit one. */
   readonly watchdogLease = 30_000;
@@ -222,12 +224,53 @@ export class RedissonSide {
   /** Redisson's internalLockLeaseTime per lock object (kind, name, thread): the last explicit lease. */
   private readonly leases = new Map<string, number>();
 
-  constructor(private readonly client: Redis) {}
+  constructor(protected readonly client: Redis) {}
 
   owner(thread: number): string {
     return `${this.id}:${thread}`;
   }
 
+  /** The lease an acquire or unlock of `lock` sends without an explicit one. */
+  protected leaseOf(lock: string): number {
+    return this.leases.get(lock) ?? this.watchdogLease;
+  }
+
+  /** An acquire as RedissonLock.tryAcquireAsync: an explicit lease becomes internalLockLeaseTime. */
+  protected async acquired(
+    lock: string,
+    lease: number,
+    acquire: (lease: number) => Promise<number | null>,
+  ): Promise<number | null> {
+    const ttl = await acquire(lease > 0 ? lease : this.leaseOf(lock));
+    if (ttl === null && lease > 0) this.leases.set(lock, lease);
+    return ttl;
+  }
+
+  /**
+   * An unlock as RedissonBaseLock.unlockInnerAsync: a fresh 32-hex request id names the latch,
+   * deleted after the reply; a result other than "still held" (0) resets internalLockLeaseTime.
+   */
+  protected async unlocked(
+    name: string,
+    lock: string,
+    run: (latch: string) => Promise<number | null>,
+  ): Promise<number | null> {
+    const latch = `${prefixName('redisson_unlock_latch', name)}:${randomBytes(16).toString('hex')}`;
+    const result = await run(latch);
+    await this.client.del(latch);
+    if (result !== 0) this.leases.delete(lock);
+    return result;
+  }
+
+  /** Runs `script`: its reply as a number, or null. */
+  protected async eval(script: string, keys: string[], args: (string | number)[]) {
+    const reply = await this.client.eval(script, keys.length, ...keys, ...args);
+    return reply === null ? null : Number(reply);
+  }
+}
+
+/** One Redisson client (one UUID) on read-write and fair locks; threads are numbers. */
+export class RedissonSide extends RedissonClientSide {
   /** Lease <= 0: the watchdog's (not renewed here). */
   readLock(name: string, thread: number, lease: number): Promise<number | null> {
     const prefix = `${suffixName(name, this.owner(thread))}:rwlock_timeout`;
@@ -239,7 +282,7 @@ export class RedissonSide {
     const prefix = `${suffixName(name, this.owner(thread))}:rwlock_timeout`;
     const keyPrefix = prefix.split(`:${this.owner(thread)}`)[0];
     const channel = prefixName('redisson_rwlock', name);
-    return this.unlock(name, `r:${name}:${thread}`, (latch) =>
+    return this.unlocked(name, `r:${name}:${thread}`, (latch) =>
       this.eval(
         READ_UNLOCK,
         [name, prefix, keyPrefix, latch],
@@ -256,7 +299,7 @@ export class RedissonSide {
   writeUnlock(name: string, thread: number): Promise<number | null> {
     const channel = prefixName('redisson_rwlock', name);
     const lock = `w:${name}:${thread}`;
-    return this.unlock(name, lock, (latch) =>
+    return this.unlocked(name, lock, (latch) =>
       this.eval(
         WRITE_UNLOCK,
         [name, latch],
@@ -282,7 +325,7 @@ export class RedissonSide {
   fairUnlock(name: string, thread: number): Promise<number | null> {
     const channels = prefixName('redisson_lock__channel', name);
     const lock = `f:${name}:${thread}`;
-    return this.unlock(name, lock, (latch) => {
+    return this.unlocked(name, lock, (latch) => {
       const args = [channels, this.leaseOf(lock), this.owner(thread), Date.now(), this.latchLease];
       return this.eval(FAIR_UNLOCK, [name, ...this.fairNames(name), latch], args);
     });
@@ -345,41 +388,5 @@ export class RedissonSide {
 
   private fairNames(name: string): string[] {
     return [prefixName('redisson_lock_queue', name), prefixName('redisson_lock_timeout', name)];
-  }
-
-  private leaseOf(lock: string): number {
-    return this.leases.get(lock) ?? this.watchdogLease;
-  }
-
-  /** An acquire as RedissonLock.tryAcquireAsync: an explicit lease becomes internalLockLeaseTime. */
-  private async acquired(
-    lock: string,
-    lease: number,
-    acquire: (lease: number) => Promise<number | null>,
-  ): Promise<number | null> {
-    const ttl = await acquire(lease > 0 ? lease : this.leaseOf(lock));
-    if (ttl === null && lease > 0) this.leases.set(lock, lease);
-    return ttl;
-  }
-
-  /**
-   * An unlock as RedissonBaseLock.unlockInnerAsync: a fresh 32-hex request id names the latch,
-   * deleted after the reply; a result other than "still held" (0) resets internalLockLeaseTime.
-   */
-  private async unlock(
-    name: string,
-    lock: string,
-    run: (latch: string) => Promise<number | null>,
-  ): Promise<number | null> {
-    const latch = `${prefixName('redisson_unlock_latch', name)}:${randomBytes(16).toString('hex')}`;
-    const result = await run(latch);
-    await this.client.del(latch);
-    if (result !== 0) this.leases.delete(lock);
-    return result;
-  }
-
-  private async eval(script: string, keys: string[], args: (string | number)[]) {
-    const reply = await this.client.eval(script, keys.length, ...keys, ...args);
-    return reply === null ? null : Number(reply);
   }
 }

@@ -1,5 +1,6 @@
 import { LockEngine } from '../../../lib/core/lock-engine';
 import { LockKeyError, LockLostError, LockOptionsError } from '../../../lib/errors';
+import { observerOf, testEngine } from '../engine-kit';
 import { FakeStore } from '../fake-store';
 import { until } from '../../../tools/time';
 
@@ -8,19 +9,11 @@ const LEASE = 300;
 function engineOn(store: FakeStore) {
   const logger = { warn: jest.fn((_m: string) => undefined), debug: jest.fn() };
   const lost = jest.fn((_e: LockLostError) => undefined);
-  const noop = () => undefined;
-  const engine = new LockEngine({
-    store,
-    keyPrefix: 'p:',
+  const engine = testEngine(store, {
     leaseTime: LEASE,
     waitTime: 1_000,
-    fencing: false,
-    syncReplicas: 0,
-    onLockLost: 'throw',
-    fairQueueTimeout: 5_000,
-    maxHold: Infinity,
     logger,
-    observer: { acquired: noop, busy: noop, released: noop, renewalFailed: noop, lost },
+    observer: observerOf({ lost }),
   });
   return { engine, logger, lost };
 }

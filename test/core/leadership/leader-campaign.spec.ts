@@ -7,6 +7,7 @@ import {
 import type { LockHandle } from '../../../lib/core/lock-handle';
 import { LockError, LockLostError, LockRedisError } from '../../../lib/errors';
 import { checkedOnRead } from '../../../lib/time/deadline-signal';
+import { Deferred } from '../engine-kit';
 
 const LEASE = 900;
 
@@ -35,16 +36,6 @@ function fakeHandle(token: number, deadline = Infinity) {
   return handle;
 }
 type FakeHandle = ReturnType<typeof fakeHandle>;
-
-/** A promise settled from outside. */
-class Deferred<T> {
-  resolve!: (value: T) => void;
-  reject!: (reason: unknown) => void;
-  readonly promise = new Promise<T>((resolve, reject) => {
-    this.resolve = resolve;
-    this.reject = reject;
-  });
-}
 
 /** A driver whose every take() waits for the test to grant or fail it. */
 function fakeDriver() {

@@ -1,15 +1,6 @@
 import type { LockHold } from '../../../lib/core/lock-hold';
 import type { Attempt, KeyQueue, QueueHost } from '../../../lib/core/waiting/key-queue';
-
-/** A promise settled from outside. */
-export class Deferred<T> {
-  resolve!: (value: T) => void;
-  reject!: (reason: unknown) => void;
-  readonly promise = new Promise<T>((resolve, reject) => {
-    this.resolve = resolve;
-    this.reject = reject;
-  });
-}
+import { Deferred } from '../engine-kit';
 
 /** A scripted attempt function: each call is one pending reply, answered by the test. */
 export function scripted(): Attempt & { replies: Deferred<LockHold | number>[] } {

@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { LockService, RedisLockModule, type RedisLockModuleOptions } from '../../../../lib';
-import { STEADY_NODE_TIMEOUT, type TestCluster } from '../../../../tools/redis/cluster';
+import {
+  STEADY_NODE_TIMEOUT,
+  startCluster,
+  type TestCluster,
+} from '../../../../tools/redis/cluster';
+import { startSentinel, type TestSentinel } from '../../../../tools/redis/sentinel';
 import { ChildLines } from '../../../support/child-processes';
 import { suiteCluster } from '../../../support/suite-topology';
 import { transpileWorker, type WorkerBuild } from '../../../../tools/transpile-worker';
@@ -62,6 +67,61 @@ export function clusterAppSuite(): {
     return [first.locks, second.locks, first.prefix];
   };
   return { suite, closers, apps };
+}
+
+/**
+ * A file's 3-master cluster with replicas and Sentinel set, started in parallel before its tests,
+ * and what they open (`closers`), closed after them all. `sentinelApp(options)` opens a
+ * LockService on the Sentinel set that retries every 50 ms through a failover.
+ */
+export function failoverSuite(): {
+  suite: { readonly cluster: TestCluster; readonly sentinel: TestSentinel };
+  closers: (() => Promise<unknown>)[];
+  sentinelApp: (options: Partial<RedisLockModuleOptions>) => Promise<LockService>;
+} {
+  let cluster: TestCluster;
+  let sentinel: TestSentinel;
+  const closers: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    const [c, s] = await Promise.allSettled([startCluster(), startSentinel()]);
+    if (c.status === 'fulfilled') cluster = c.value;
+    if (s.status === 'fulfilled') sentinel = s.value;
+    if (c.status === 'rejected') throw c.reason;
+    if (s.status === 'rejected') throw s.reason;
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(closers.map((close) => close().catch(() => undefined)));
+    await Promise.all([cluster?.stop(), sentinel?.stop()]);
+  });
+  const sentinelApp = async (options: Partial<RedisLockModuleOptions>) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RedisLockModule.forRoot({
+          redis: {
+            sentinels: sentinel.sentinels,
+            name: sentinel.name,
+            retryStrategy: () => 50,
+            sentinelRetryStrategy: () => 50,
+            maxRetriesPerRequest: null,
+          },
+          ...options,
+        }),
+      ],
+    }).compile();
+    const nest = moduleRef.createNestApplication({ logger: false });
+    await nest.init();
+    closers.push(() => nest.close());
+    return nest.get(LockService);
+  };
+  const suite = {
+    get cluster() {
+      return cluster;
+    },
+    get sentinel() {
+      return sentinel;
+    },
+  };
+  return { suite, closers, sentinelApp };
 }
 
 /** The cluster's nodes as `cluster.nodes` takes them. */

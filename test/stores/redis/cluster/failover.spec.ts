@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Test } from '@nestjs/testing';
-import {
-  LockLostError,
-  LockRedisError,
-  LockService,
-  RedisLockModule,
-  type LockHandle,
-} from '../../../../lib';
-import { startCluster, type TestCluster } from '../../../../tools/redis/cluster';
-import { startSentinel, type TestSentinel } from '../../../../tools/redis/sentinel';
-import { clusterApp } from './cluster-kit';
+import { LockLostError, LockRedisError, type LockHandle } from '../../../../lib';
+import { clusterApp, failoverSuite } from './cluster-kit';
 import { sleep } from '../../../../tools/time';
 
 /** Resolves with the time (ms) from now until `lock`'s signal aborts; rejects after `timeout`. */
@@ -31,22 +22,9 @@ function aborted(lock: LockHandle, timeout: number): Promise<number> {
  * and a grant the replica did not acknowledge never succeeds silently.
  */
 describe('locks through failovers', () => {
-  let cluster: TestCluster;
-  let sentinel: TestSentinel;
-  const closers: (() => Promise<unknown>)[] = [];
-  beforeAll(async () => {
-    const [c, s] = await Promise.allSettled([startCluster(), startSentinel()]);
-    if (c.status === 'fulfilled') cluster = c.value;
-    if (s.status === 'fulfilled') sentinel = s.value;
-    if (c.status === 'rejected') throw c.reason;
-    if (s.status === 'rejected') throw s.reason;
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(closers.map((close) => close().catch(() => undefined)));
-    await Promise.all([cluster?.stop(), sentinel?.stop()]);
-  });
+  const { suite, closers, sentinelApp } = failoverSuite();
   async function app(options = {}) {
-    const started = await clusterApp(cluster, options);
+    const started = await clusterApp(suite.cluster, options);
     closers.push(() => started.app.close());
     return started;
   }
@@ -54,7 +32,7 @@ describe('locks through failovers', () => {
   async function keysOn(port: number, prefix: string, count: number): Promise<string[]> {
     const keys: string[] = [];
     for (let i = 0; keys.length < count; i++) {
-      if ((await cluster.masterForKey(`${prefix}k${i}`)) === port) keys.push(`k${i}`);
+      if ((await suite.cluster.masterForKey(`${prefix}k${i}`)) === port) keys.push(`k${i}`);
     }
     return keys;
   }
@@ -62,10 +40,10 @@ describe('locks through failovers', () => {
 
   it('with syncReplicas: 1 and the replica not applying writes, an acquire is refused, not silently granted', async () => {
     const { locks, prefix } = await app({ syncTimeout: 200 });
-    const master = (await cluster.masters())[0];
+    const master = (await suite.cluster.masters())[0];
     const key = await keyOn(master, prefix);
-    const replica = await cluster.replicaOf(master);
-    await cluster.pauseWrites(replica, 20_000);
+    const replica = await suite.cluster.replicaOf(master);
+    await suite.cluster.pauseWrites(replica, 20_000);
     try {
       const error = await locks
         .tryAcquire(key, { syncReplicas: 1, waitTime: 700 })
@@ -78,7 +56,7 @@ describe('locks through failovers', () => {
       while ((await locks.isLocked(key)) && Date.now() < deadline) await sleep(20);
       expect(await locks.isLocked(key)).toBe(false);
     } finally {
-      await cluster.unpause(replica);
+      await suite.cluster.unpause(replica);
     }
     const lock = await locks.acquire(key, { syncReplicas: 1 });
     await lock.release();
@@ -86,13 +64,13 @@ describe('locks through failovers', () => {
 
   it('with syncReplicas: 1 a lock survives a SIGKILL of its master on the promoted replica', async () => {
     const { locks, prefix } = await app({ syncReplicas: 1, leaseTime: 10_000 });
-    const master = (await cluster.masters())[0];
+    const master = (await suite.cluster.masters())[0];
     const key = await keyOn(master, prefix);
-    const replica = await cluster.replicaOf(master);
+    const replica = await suite.cluster.replicaOf(master);
     const lock = await locks.acquire(key);
-    await cluster.kill(master);
-    await cluster.waitForPromotion(replica);
-    expect(await cluster.nodeClient(replica).exists(`${prefix}${key}`)).toBe(1);
+    await suite.cluster.kill(master);
+    await suite.cluster.waitForPromotion(replica);
+    expect(await suite.cluster.nodeClient(replica).exists(`${prefix}${key}`)).toBe(1);
     expect(await locks.isLocked(key)).toBe(true);
     expect(lock.signal.aborted).toBe(false);
     await lock.release();
@@ -102,10 +80,10 @@ describe('locks through failovers', () => {
   it('a lock lost with its master (SIGKILL, replica behind) aborts its holder within one lease, once, with the onLockLost policy', async () => {
     const lease = 1_500;
     const { locks, prefix } = await app({ leaseTime: lease });
-    const master = (await cluster.masters())[1];
+    const master = (await suite.cluster.masters())[1];
     const [key, inRun] = await keysOn(master, prefix, 2);
-    const replica = await cluster.replicaOf(master);
-    await cluster.pauseWrites(replica, 20_000);
+    const replica = await suite.cluster.replicaOf(master);
+    await suite.cluster.pauseWrites(replica, 20_000);
     const lock = await locks.acquire(key);
     const told: LockLostError[] = [];
     let [inside, ranOn] = [false, false];
@@ -121,14 +99,14 @@ describe('locks through failovers', () => {
     );
     const report = aborted(lock, 20_000);
     while (!inside) await sleep(10);
-    await cluster.kill(master);
-    await cluster.waitForPromotion(replica);
-    await cluster.unpause(replica);
+    await suite.cluster.kill(master);
+    await suite.cluster.waitForPromotion(replica);
+    await suite.cluster.unpause(replica);
     const promoted = Date.now();
     await report;
     expect(Date.now() - promoted).toBeLessThan(lease); // reported at the latest one lease on
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
-    expect(await cluster.nodeClient(replica).exists(`${prefix}${key}`)).toBe(0);
+    expect(await suite.cluster.nodeClient(replica).exists(`${prefix}${key}`)).toBe(0);
     await expect(lock.release()).rejects.toThrow(/lost|expired/);
     await expect(ran).resolves.toBe('done'); // the callback policy: told, not thrown
     expect(ranOn).toBe(true);
@@ -138,46 +116,26 @@ describe('locks through failovers', () => {
   it('SIGKILL of the master holding a lock: the lock survives on the promoted replica, or its holder is told within one lease', async () => {
     const lease = 3_000;
     const { locks, prefix } = await app({ leaseTime: lease });
-    const master = (await cluster.masters())[2];
+    const master = (await suite.cluster.masters())[2];
     const key = await keyOn(master, prefix);
-    const replica = await cluster.replicaOf(master);
+    const replica = await suite.cluster.replicaOf(master);
     const lock = await locks.acquire(key);
-    await cluster.kill(master);
-    await cluster.waitForPromotion(replica);
+    await suite.cluster.kill(master);
+    await suite.cluster.waitForPromotion(replica);
     await sleep(lease);
-    const survived = (await cluster.nodeClient(replica).exists(`${prefix}${key}`)) === 1;
+    const survived = (await suite.cluster.nodeClient(replica).exists(`${prefix}${key}`)) === 1;
     expect(survived || lock.signal.aborted).toBe(true);
     if (survived && !lock.signal.aborted) await lock.release();
   }, 30_000);
 
   it('Sentinel: a parked waiter resumes after a failover, and new acquires work within 3 s', async () => {
     const keyPrefix = `s:${randomUUID().slice(0, 8)}:`;
-    const start = async () => {
-      const moduleRef = await Test.createTestingModule({
-        imports: [
-          RedisLockModule.forRoot({
-            redis: {
-              sentinels: sentinel.sentinels,
-              name: sentinel.name,
-              retryStrategy: () => 50,
-              sentinelRetryStrategy: () => 50,
-              maxRetriesPerRequest: null,
-            },
-            keyPrefix,
-            leaseTime: 15_000,
-          }),
-        ],
-      }).compile();
-      const nest = moduleRef.createNestApplication({ logger: false });
-      await nest.init();
-      closers.push(() => nest.close());
-      return nest.get(LockService);
-    };
+    const start = () => sentinelApp({ keyPrefix, leaseTime: 15_000 });
     const [holder, waiter] = await Promise.all([start(), start()]);
     const lock = await holder.acquire('job');
     // Replication is asynchronous: the replica must have the lock before the primary dies. WAIT
     // counts this client's writes: one written after the lock comes after it in the stream.
-    const marker = sentinel.client();
+    const marker = suite.sentinel.client();
     await marker.set('failover:after-lock', '1');
     expect(await marker.wait(1, 5_000)).toBe(1);
     let waited = false;
@@ -186,8 +144,8 @@ describe('locks through failovers', () => {
       return handle;
     });
     await sleep(100);
-    const old = await sentinel.killPrimary();
-    await sentinel.waitForNewPrimary(old);
+    const old = await suite.sentinel.killPrimary();
+    await suite.sentinel.waitForNewPrimary(old);
     const promoted = Date.now();
     const other = await holder.acquire('other', { waitTime: 3_000 });
     expect(Date.now() - promoted).toBeLessThan(3_000);

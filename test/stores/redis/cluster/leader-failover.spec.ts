@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { LockLostError, LockService, RedisLockModule, type Leadership } from '../../../../lib';
-import { startCluster, type TestCluster } from '../../../../tools/redis/cluster';
-import { startSentinel, type TestSentinel } from '../../../../tools/redis/sentinel';
-import { clusterApp } from './cluster-kit';
+import { LockLostError, type Leadership } from '../../../../lib';
+import { clusterApp, failoverSuite } from './cluster-kit';
 import { until } from '../../../../tools/time';
 
 /** The leader lease: a loss is told within it (plus a renewal period and slack). */
@@ -23,38 +20,25 @@ const leaderOf = (all: Leadership[]) => {
  * instance is elected again with a higher term (a lost token counter restarts above it).
  */
 describe('leader election through failovers', () => {
-  let cluster: TestCluster;
-  let sentinel: TestSentinel;
-  const closers: (() => Promise<unknown>)[] = [];
-  beforeAll(async () => {
-    const [c, s] = await Promise.allSettled([startCluster(), startSentinel()]);
-    if (c.status === 'fulfilled') cluster = c.value;
-    if (s.status === 'fulfilled') sentinel = s.value;
-    if (c.status === 'rejected') throw c.reason;
-    if (s.status === 'rejected') throw s.reason;
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(closers.map((close) => close().catch(() => undefined)));
-    await Promise.all([cluster?.stop(), sentinel?.stop()]);
-  });
+  const { suite, closers, sentinelApp } = failoverSuite();
 
   it('Cluster: the leader whose lock a takeover lost is told within a lease; one is elected again, with a higher term', async () => {
     const keyPrefix = `c:${randomUUID().slice(0, 8)}:`;
-    const master = await cluster.masterForKey(`${keyPrefix}leader`);
-    const replica = await cluster.replicaOf(master);
-    await cluster.pauseWrites(replica, 20_000);
+    const master = await suite.cluster.masterForKey(`${keyPrefix}leader`);
+    const replica = await suite.cluster.replicaOf(master);
+    await suite.cluster.pauseWrites(replica, 20_000);
     const all: Leadership[] = [];
     try {
       for (let i = 0; i < 2; i++) {
-        const { app, locks } = await clusterApp(cluster, { keyPrefix, leaseTime: LEASE });
+        const { app, locks } = await clusterApp(suite.cluster, { keyPrefix, leaseTime: LEASE });
         closers.push(() => app.close());
         all.push(locks.leader('leader'));
       }
       await until(() => leaderOf(all) !== undefined, 5_000);
       const leader = leaderOf(all)!;
       const { signal, term } = leader;
-      await cluster.failover(replica, 'takeover');
-      await cluster.unpause(replica);
+      await suite.cluster.failover(replica, 'takeover');
+      await suite.cluster.unpause(replica);
       const promoted = Date.now();
       await until(() => signal.aborted, LEASE * 2, { what: 'the leader told' });
       expect(Date.now() - promoted).toBeLessThan(LEASE + 500);
@@ -62,51 +46,33 @@ describe('leader election through failovers', () => {
       await until(() => leaderOf(all) !== undefined, LEASE * 3, { what: 'a new leader' });
       expect(leaderOf(all)!.term).toBeGreaterThan(term!);
     } finally {
-      await cluster.unpause(replica).catch(() => undefined);
+      await suite.cluster.unpause(replica).catch(() => undefined);
     }
   }, 40_000);
 
   it('Sentinel: the leader whose lock the failover lost is told within a lease; one is elected again, with a higher term', async () => {
     const keyPrefix = `s:${randomUUID().slice(0, 8)}:`;
-    const primary = await sentinel.primary();
-    const replica = sentinel.nodes().find((node) => node.kind === 'data' && node.port !== primary)!;
-    const start = async () => {
-      const moduleRef = await Test.createTestingModule({
-        imports: [
-          RedisLockModule.forRoot({
-            redis: {
-              sentinels: sentinel.sentinels,
-              name: sentinel.name,
-              retryStrategy: () => 50,
-              sentinelRetryStrategy: () => 50,
-              maxRetriesPerRequest: null,
-            },
-            keyPrefix,
-            leaseTime: LEASE,
-          }),
-        ],
-      }).compile();
-      const nest = moduleRef.createNestApplication({ logger: false });
-      await nest.init();
-      closers.push(() => nest.close());
-      return nest.get(LockService);
-    };
+    const primary = await suite.sentinel.primary();
+    const replica = suite.sentinel
+      .nodes()
+      .find((node) => node.kind === 'data' && node.port !== primary)!;
+    const start = () => sentinelApp({ keyPrefix, leaseTime: LEASE });
     const raw = new Redis({ port: replica.port, host: replica.host, lazyConnect: false });
     raw.on('error', () => undefined);
     closers.push(() => Promise.resolve(raw.disconnect()));
-    await sentinel.pauseWrites(replica.port, 20_000);
+    await suite.sentinel.pauseWrites(replica.port, 20_000);
     const all = (await Promise.all([start(), start()])).map((locks) => locks.leader('leader'));
     await until(() => leaderOf(all) !== undefined, 5_000);
     const leader = leaderOf(all)!;
     const { signal, term } = leader;
-    const old = await sentinel.killPrimary();
+    const old = await suite.sentinel.killPrimary();
     const killed = Date.now();
     // Unpaused once its master link is down, so the buffered grant is dropped (not applied).
     await until(async () => /master_link_status:down/.test(await raw.info('replication')), 5_000);
-    await sentinel.unpause(replica.port);
+    await suite.sentinel.unpause(replica.port);
     await until(() => signal.aborted, LEASE * 2, { what: 'the leader told' });
     expect(Date.now() - killed).toBeLessThan(LEASE + 1_000);
-    await sentinel.waitForNewPrimary(old);
+    await suite.sentinel.waitForNewPrimary(old);
     await until(() => leaderOf(all) !== undefined, LEASE * 4, { what: 'a new leader' });
     expect(leaderOf(all)!.term).toBeGreaterThan(term!);
   }, 40_000);
