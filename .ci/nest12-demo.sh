@@ -46,7 +46,7 @@ EOF
 (
   cd "$APP"
   npm install --no-audit --no-fund --loglevel=error \
-    '@nestjs/common@^12' '@nestjs/core@^12' '@nestjs/platform-express@^12' '@nestjs/schedule@^6' \
+    '@nestjs/common@^12' '@nestjs/core@^12' '@nestjs/platform-express@^12' '@nestjs/schedule@^12' \
     'ioredis@^5' 'rxjs@^7' 'reflect-metadata@^0.2' \
     'typescript@~5.9' '@types/node@^20' \
     "$WORK/$TARBALL"
