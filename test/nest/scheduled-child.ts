@@ -2,8 +2,10 @@
  * Child process of scheduled-processes.spec.ts: one instance of an application with five jobs,
  * each a real `@Cron` of @nestjs/schedule every second under `@ScheduledLock`, on Redis.
  * argv: redisUrl keyPrefix name delaysJson — delays (ms) by which this instance's invocation of
- * each job (a–e) starts late (Skewed). Prints `ready`; `run <job> <tick> <name> <ms>` for each
- * run; `hang d <tick>` and `lost d <message>` for job d; `warn <message>` for each warning.
+ * each job (a–e) starts late (Skewed). Prints `ready`; `try <job> <tick> <name> <ms>` as it
+ * tries to run a job (takes its lock), `run ...` as the run starts (holds the lock) and, for jobs
+ * a–c, `end ...` as it ends; `hang d <tick>` and `lost d <message>` for job d; `warn <message>`
+ * for each warning.
  * Reads `arm` on stdin: its next run of job d hangs forever (a promise that never settles).
  */
 import 'reflect-metadata';
@@ -20,7 +22,9 @@ const delays = JSON.parse(delaysJson) as Record<'a' | 'b' | 'c' | 'd' | 'e', num
 let hangNext = false;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const ran = (job: string, tick: number) => print(`run ${job} ${tick} ${name} ${Date.now()}`);
+const event = (what: 'try' | 'run' | 'end', job: string, tick: number) =>
+  print(`${what} ${job} ${tick} ${name} ${Date.now()}`);
+const ran = (job: string, tick: number) => event('run', job, tick);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -34,7 +38,14 @@ function EverySecond(
 ): MethodDecorator {
   const scheduled = ScheduledLock({ key: `job:${job}`, ...lock }) as MethodDecorator;
   // Applied innermost first, as stacked decorators are.
-  const decorators = [scheduled, Skewed(() => delays[job]), Cron('* * * * * *', cron)];
+  const decorators = [
+    scheduled,
+    Skewed(
+      () => delays[job],
+      (tick) => event('try', job, tick),
+    ),
+    Cron('* * * * * *', cron),
+  ];
   return (target, key, descriptor) => {
     let decorated = descriptor;
     for (const decorate of decorators) decorated = decorate(target, key, decorated) ?? decorated;
@@ -51,6 +62,7 @@ class Jobs {
   async a(tick?: number): Promise<void> {
     ran('a', tick!);
     await sleep(5);
+    event('end', 'a', tick!);
   }
 
   /** 500 ms, kept 700 ms. */
@@ -58,6 +70,7 @@ class Jobs {
   async b(tick?: number): Promise<void> {
     ran('b', tick!);
     await sleep(500);
+    event('end', 'b', tick!);
   }
 
   /** 5 ms, released at once: a late instance runs the tick again. */
@@ -65,6 +78,7 @@ class Jobs {
   async c(tick?: number): Promise<void> {
     ran('c', tick!);
     await sleep(5);
+    event('end', 'c', tick!);
   }
 
   /** 5 ms, or hangs once armed; capped by maxHold. The cron waits for a run to complete. */

@@ -5,7 +5,7 @@ import { ChildLines, killChildren } from '../support/child-processes';
 import { suiteRedis } from '../support/suite-redis';
 import { sleep, until } from '../../tools/time';
 
-/** One run a child printed: `run <job> <tick> <instance> <ms>`. */
+/** One event a child printed: `<try|run|end> <job> <tick> <instance> <ms>`. */
 interface Run {
   job: string;
   tick: number;
@@ -17,13 +17,16 @@ const LEASE = 1_500;
 const TICKS = 20;
 /** Instance 3's invocations of jobs a–c start this late (within holdAtLeast, 700 ms). */
 const SKEW = 400;
+/** How far apart in time a try and its lock's grant or release may be under load, ms. */
+const SLACK = 200;
 
 // Three instances of one application (scheduled-child.ts), each with real @nestjs/schedule
 // crons every second under @ScheduledLock, on one Redis. One window of 20 ticks shows, job by
 // job: a (5 ms) and b (500 ms), kept 700 ms, run once per tick although instance 3 fires 400 ms
-// late; c, released at once, runs twice (instance 3 again); d hangs on instance 1 and is told
-// past maxHold, then runs elsewhere. After the window, the instance running job e (which never
-// ends) is SIGKILLed, and e runs elsewhere within one lease.
+// late; c, released at once, runs twice (instance 3 again); a try is refused only while the
+// lock is held. d hangs on instance 1 and is told past maxHold, then runs elsewhere. After the
+// window, the instance running job e (which never ends) is SIGKILLed, and e runs elsewhere
+// within one lease.
 describe('scheduled jobs across three processes', () => {
   const server = suiteRedis();
   const children: ChildLines[] = [];
@@ -33,15 +36,35 @@ describe('scheduled jobs across three processes', () => {
     build?.remove();
   });
 
-  const runs = (): Run[] =>
+  /** The `what` lines of all children (`try`, `run` or `end`). */
+  const events = (what: string): Run[] =>
     children.flatMap((child) =>
       child.lines
-        .filter((line) => line.startsWith('run '))
+        .filter((line) => line.startsWith(`${what} `))
         .map((line) => {
           const [, job, tick, instance, at] = line.split(' ');
           return { job, tick: Number(tick), instance, at: Number(at) };
         }),
     );
+  const runs = () => events('run');
+
+  /**
+   * The tries of `job` in the ticks given that did not run although no run held the lock: a run
+   * holds it from (at most SLACK before) its try until `kept` ms after it started or until it
+   * ended, whichever is later (+ SLACK for the release).
+   */
+  const unexplained = (job: string, kept: number, from: number, to: number): Run[] => {
+    const of = (what: string) => events(what).filter((event) => event.job === job);
+    const same = (a: Run) => (b: Run) => b.tick === a.tick && b.instance === a.instance;
+    const started = of('run');
+    const holds = started.map((run) => ({
+      from: of('try').find(same(run))!.at - SLACK,
+      to: Math.max(run.at + kept, of('end').find(same(run))?.at ?? Infinity) + SLACK,
+    }));
+    return of('try')
+      .filter((t) => t.tick >= from && t.tick <= to && !started.some(same(t)))
+      .filter((t) => !holds.some((hold) => hold.from <= t.at && t.at < hold.to));
+  };
 
   it('runs each tick once per job where held long enough, tells a stuck job, survives a SIGKILL', async () => {
     const prefix = `t:${randomUUID().slice(0, 8)}:`;
@@ -73,15 +96,26 @@ describe('scheduled jobs across three processes', () => {
       for (const run of inWindow(job)) counts.set(run.tick, counts.get(run.tick)! + 1);
       return [...counts.values()];
     };
-    expect(perTick('a')).toEqual(Array(TICKS).fill(1));
-    expect(perTick('b')).toEqual(Array(TICKS).fill(1));
-    // Without holdAtLeast the late instance finds the lock free and runs every tick again (so
-    // may an on-time instance whose timer fired more than the job's 5 ms after the other's).
-    expect(perTick('c').every((count) => count >= 2)).toBe(true);
-    const lateTicks = inWindow('c').filter((run) => run.instance === '3');
-    expect(lateTicks.map((run) => run.tick)).toEqual(
-      Array.from({ length: TICKS }, (_, i) => firstTick + i),
-    );
+    // a and b never run a tick twice; c, released at once, does: instance 3 runs it again.
+    expect(perTick('a').every((count) => count <= 1)).toBe(true);
+    expect(perTick('b').every((count) => count <= 1)).toBe(true);
+    const late = inWindow('c').filter((run) => run.instance === '3');
+    // On time, every tick runs once (a, b) and twice (c). A timer firing late on a busy machine
+    // may make a lock be held when the next tick comes (so it is skipped), which `explained`
+    // below allows; most ticks must still show it.
+    const most = TICKS - 5;
+    expect(perTick('a').filter((count) => count === 1).length).toBeGreaterThanOrEqual(most);
+    expect(perTick('b').filter((count) => count === 1).length).toBeGreaterThanOrEqual(most);
+    expect(new Set(late.map((run) => run.tick)).size).toBeGreaterThanOrEqual(most);
+    // Nobody is refused a lock that was free: each try that did not run came while a run of the
+    // job held it (kept holdAtLeast from its grant, or until it ended).
+    for (const [job, kept] of [
+      ['a', 700],
+      ['b', 700],
+      ['c', 0],
+    ] as const) {
+      expect(unexplained(job, kept, firstTick, lastTick)).toEqual([]);
+    }
 
     // d: the hung run is told past maxHold (2 s, within a lease more); another instance runs
     // the next tick after the lock ran out, and nobody ran it meanwhile.

@@ -25,6 +25,15 @@ describe('MemoryLockStore releaseKept', () => {
     expect(told).toEqual([]);
   });
 
+  it('leaves nothing a renewal can stretch, as release-kept.lua', () => {
+    const store = new MemoryLockStore();
+    expect(store.acquire(request('me:3')).granted).toBe(true);
+    expect(store.releaseKept(request('me:3'), 200)).toBe(true);
+    expect(store.renew([request('me:3')], 30_000)).toEqual([false]);
+    expect(store.remainingTtl(target)).toBeLessThanOrEqual(200);
+    expect(store.acquire(request('other:3')).granted).toBe(false);
+  });
+
   it('touches nothing of another owner, and answers false for a lock it does not hold', () => {
     const store = new MemoryLockStore();
     expect(store.acquire(request('other:2')).granted).toBe(true);

@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../../../lib/stores/redis/lock-scripts';
+import { openStore, type OpenedStore } from '../../../lib/nest/open-store';
+import type { KeptReleasePort } from '../../../lib/store';
 import { RELEASE_KEPT } from '../../../lib/stores/redis/scripts/plain';
+import { RENEW_ALL, RENEW_NODE, type RenewEntry } from '../../../lib/stores/redis/scripts/renew';
 import { runScript } from '../../../lib/stores/redis/scripts/script-definition';
 import { ioredisClient } from '../../../lib/stores/redis/client/ioredis';
 import { lockAppEach } from '../../support/lock-app';
@@ -34,7 +37,8 @@ describe('a kept release (holdAtLeast) on Redis', () => {
       },
       { holdAtLeast: 600 },
     );
-    expect(await raw.hgetall(name)).toEqual({ [owner]: '1' }); // our field, as RLock keeps it
+    // Held, as RLock reads a hash; the owner's field is renamed, so no renewal can stretch it.
+    expect(await raw.hgetall(name)).toEqual({ [`${owner}:kept`]: '1' });
     const ttl = await java.lock(name, 1, 10_000);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(600);
@@ -66,6 +70,31 @@ describe('a kept release (holdAtLeast) on Redis', () => {
     }
   });
 
+  // The watchdog's renewal sent just before the release can reach Redis after it: its EVALSHA
+  // met NOSCRIPT (a new or restarted server) and was sent again, or a reconnect resent it. A
+  // job whose end met its renewal then kept the lock a whole lease, and the next tick was lost.
+  it('is not stretched by a renewal sent before it that Redis runs after it', async () => {
+    const source = { redis: server.redis.url, syncTimeout: 1_000 };
+    const store = openStore(source, () => undefined) as OpenedStore & KeptReleasePort;
+    const name = `${prefix}stretch`;
+    const hold = { kind: 'lock', key: 'stretch', name, owner: 'me:5' } as const;
+    try {
+      await store.connect(5_000);
+      expect((await store.acquire({ ...hold, leaseTime: 30_000, fencing: false })).granted).toBe(
+        true,
+      );
+      // Only the renewal meets NOSCRIPT: it is sent again after the kept release.
+      await raw.script('FLUSH');
+      await raw.script('LOAD', LockScripts.releaseKept.source);
+      const renewed = store.renew([hold], 30_000);
+      expect(await store.releaseKept(hold, 300)).toBe(true);
+      expect(await renewed).toEqual([false]);
+      expect(await raw.pttl(name)).toBeLessThanOrEqual(300);
+    } finally {
+      await store.close();
+    }
+  });
+
   describe('release-kept.lua', () => {
     const name = `kept:${Date.now()}`;
     const latch = (id: string) => `redisson_unlock_latch:{${name}}:${id.repeat(32)}`;
@@ -83,7 +112,7 @@ describe('a kept release (holdAtLeast) on Redis', () => {
       await sleep(50);
       expect(await keep('me:1', 'a', 5_000)).toBe(1); // the same request sent again
       expect(await raw.pttl(name)).toBeLessThan(first);
-      expect(await raw.hgetall(name)).toEqual({ 'me:1': '1' });
+      expect(await raw.hgetall(name)).toEqual({ 'me:1:kept': '1' });
       await raw.del(name, latch('a'));
     });
 
@@ -96,6 +125,18 @@ describe('a kept release (holdAtLeast) on Redis', () => {
       await raw.del(name);
       expect(await keep('me:2', 'c', 100)).toBeNull();
       expect(await raw.exists(name)).toBe(0);
+    });
+
+    it('leaves no owner field a renewal can stretch (renew-all.lua, renew-node.lua)', async () => {
+      await raw.hset(name, 'me:4', 1);
+      await raw.pexpire(name, 30_000);
+      expect(await keep('me:4', 'e', 300)).toBe(1);
+      const entry: RenewEntry = { letter: 'l', keys: [name], owner: 'me:4', hold: 0 };
+      const client = ioredisClient(raw);
+      expect(await runScript(client, RENEW_ALL, [entry], 30_000)).toEqual([0]);
+      expect(await runScript(client, RENEW_NODE, [entry], 30_000)).toEqual([0]);
+      expect(await raw.pttl(name)).toBeLessThanOrEqual(300);
+      await raw.del(name, latch('e'));
     });
 
     it('keeps its latch at least as long as the period, so a late resend cannot stretch it', async () => {

@@ -80,9 +80,18 @@ export class PlainKind extends LockKind {
     return renewExclusive(this.host.table, hold.name, hold.owner, leaseTime);
   }
 
-  /** release-kept.lua: the owner's lock stays, its lease set to `keepFor`; nobody is told. */
+  /**
+   * release-kept.lua: the lock stays, its lease set to `keepFor`, under the owner renamed
+   * `<owner>:kept` (no renewal finds it); nobody is told.
+   */
   releaseKept(hold: StoredHold, keepFor: number): boolean {
-    return renewExclusive(this.host.table, hold.name, hold.owner, keepFor);
+    const table = this.host.table;
+    const row = table.get(hold.name);
+    if (row === undefined || !holdsExclusive(row, hold.owner)) return false;
+    table.delete(hold.name, row);
+    const owner = `${hold.owner}:kept`;
+    table.add(hold.name, { type: 'exclusive', owner, expiresAt: 0, timer: undefined }, keepFor);
+    return true;
   }
 
   remainingTtl(target: LockTarget): number | null {

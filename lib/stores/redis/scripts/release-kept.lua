@@ -1,7 +1,11 @@
 -- Releases a plain lock (release.lua's) but keeps it held until the end of its holdAtLeast
--- period, idempotently: the owner's field stays, the hash's lease is set to what is left of the
--- period, and nothing is published, so no waiter is woken early and Redisson's RLock on the
--- name sees a held lock (its tryLock answers the PTTL) until the hash expires.
+-- period, idempotently: the owner's field is renamed '<owner>:kept' (same count), the hash's
+-- lease is set to what is left of the period, and nothing is published, so no waiter is woken
+-- early and Redisson's RLock on the name sees a held lock (its tryLock answers the PTTL) until
+-- the hash expires. The rename leaves no field a renewal (renew-all.lua, renew-node.lua) can
+-- find: one the watchdog sent before the release but that runs after it (its EVALSHA resent
+-- after NOSCRIPT, or after a reconnect) finds the hold gone instead of stretching the lock to a
+-- whole lease.
 --
 -- KEYS[1]  the lock hash
 -- KEYS[2]  the unlock latch for this release request (as release.lua's)
@@ -16,9 +20,12 @@
 if redis.call('exists', KEYS[2]) == 1 then
   return 1
 end
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+local count = redis.call('hget', KEYS[1], ARGV[1])
+if not count then
   return nil
 end
+redis.call('hset', KEYS[1], ARGV[1] .. ':kept', count)
+redis.call('hdel', KEYS[1], ARGV[1])
 redis.call('pexpire', KEYS[1], ARGV[3])
 redis.call('set', KEYS[2], 1, 'px', ARGV[2])
 return 1
