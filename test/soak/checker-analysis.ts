@@ -153,17 +153,51 @@ export interface WaitFindings {
   samples: string[];
 }
 
-/** Intersection of two sorted lists of disjoint intervals. */
+/** Intersection of two sorted lists of disjoint intervals (one sweep over both). */
 function intersect(a: [number, number][], b: [number, number][]): [number, number][] {
   const out: [number, number][] = [];
-  for (const [a0, a1] of a) {
-    for (const [b0, b1] of b) {
-      const from = Math.max(a0, b0);
-      const to = Math.min(a1, b1);
-      if (from < to) out.push([from, to]);
-    }
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const from = Math.max(a[i][0], b[j][0]);
+    const to = Math.min(a[i][1], b[j][1]);
+    if (from < to) out.push([from, to]);
+    if (a[i][1] < b[j][1]) i++;
+    else j++;
   }
-  return out.sort((x, y) => x[0] - y[0]);
+  return out;
+}
+
+/** The union of `intervals` as a sorted list of disjoint intervals. */
+function union(intervals: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [a, b] of [...intervals].sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** The index of the first of `sorted` (disjoint, sorted) that ends after `t`. */
+function firstEndingAfter(sorted: [number, number][], t: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid][1] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** `[from, to)` minus the union `cuts` (disjoint, sorted). */
+function subtractUnion(from: number, to: number, cuts: [number, number][]): [number, number][] {
+  const near: [number, number][] = [];
+  for (let i = firstEndingAfter(cuts, from); i < cuts.length && cuts[i][0] < to; i++) {
+    near.push(cuts[i]);
+  }
+  return subtract(from, to, near);
 }
 
 /** Flags waits that spanned `window` µs of free resource (see the module comment). */
@@ -183,34 +217,47 @@ export function checkWaits(
     samples: [],
   };
   const faultCuts = faults.map((f): [number, number] => [f.start, f.end + recovery]);
+  const cutsOf = new Map<number, [number, number][]>();
   const freeOf = new Map<number, [number, number][]>();
   for (const [resource, from, to] of free) {
-    const cuts = [
-      ...faultCuts,
-      ...holds
+    let cuts = cutsOf.get(resource);
+    if (cuts === undefined) {
+      const held = holds
         .filter((h) => h.resources.includes(resource))
-        .map((h): [number, number] => [h.enter, Math.max(h.last, h.exit)]),
-    ];
-    const pieces = subtract(
-      from,
-      to,
-      cuts.sort((x, y) => x[0] - y[0]),
-    );
+        .map((h): [number, number] => [h.enter, Math.max(h.last, h.exit)]);
+      cuts = union([...faultCuts, ...held]);
+      cutsOf.set(resource, cuts);
+    }
+    const pieces = subtractUnion(from, to, cuts);
     freeOf.set(resource, [...(freeOf.get(resource) ?? []), ...pieces]);
   }
-  const windowsOf = (resources: number[]) =>
-    resources
-      .map((r) => (freeOf.get(r) ?? []).sort((x, y) => x[0] - y[0]))
-      .reduce((acc, next) => intersect(acc, next))
-      .filter(([a, b]) => b - a >= window);
-  const seen = new Set<string>();
+  for (const [resource, pieces] of freeOf) freeOf.set(resource, union(pieces));
+  // The free windows of each set of resources waited for, computed once per set.
+  const windowsOf = new Map<string, [number, number][]>();
+  const windowsFor = (resources: number[]) => {
+    const on = resources.join(',');
+    let windows = windowsOf.get(on);
+    if (windows === undefined) {
+      windows = resources
+        .map((r) => freeOf.get(r) ?? [])
+        .reduce((acc, next) => intersect(acc, next))
+        .filter(([a, b]) => b - a >= window);
+      windowsOf.set(on, windows);
+    }
+    return windows;
+  };
   for (const wait of waits) {
     if (wait.outcome === 'f') continue;
-    const windows = windowsOf(wait.resources);
-    for (const w of windows) seen.add(`${wait.resources.join(',')}:${w[0]}`);
-    const spanned = windows.find(
-      ([a, b]) => Math.min(wait.end, b) - Math.max(wait.start, a) >= window,
-    );
+    const windows = windowsFor(wait.resources);
+    let spanned: [number, number] | undefined;
+    for (let i = firstEndingAfter(windows, wait.start); i < windows.length; i++) {
+      const [a, b] = windows[i];
+      if (a >= wait.end) break;
+      if (Math.min(wait.end, b) - Math.max(wait.start, a) >= window) {
+        spanned = windows[i];
+        break;
+      }
+    }
     if (!spanned) continue;
     if (wait.outcome === 't') findings.stuckTimeouts++;
     else findings.lateGrants++;
@@ -227,7 +274,7 @@ export function checkWaits(
       );
     }
   }
-  findings.freeWindows = seen.size;
+  findings.freeWindows = [...windowsOf.values()].reduce((sum, w) => sum + w.length, 0);
   return findings;
 }
 
