@@ -1,6 +1,7 @@
 import { now } from '../time/clock';
 import { resolvesWithin, sleep } from '../time/time-limit';
-import { FINAL_RELEASE_TIMEOUT, type HoldCalls } from './hold-calls';
+import { FINAL_RELEASE_TIMEOUT } from './bounded-release';
+import type { HoldCalls } from './hold-calls';
 import type { LockHolds } from './lock-holds';
 
 /**

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import {
   isConnectionError,
   LockError,
-  LockLostError,
   LockRedisError,
   messageOf,
   StoreUnreachableError,
@@ -22,10 +21,9 @@ import {
   type LockTarget,
 } from '../store';
 import { sleep } from '../time/time-limit';
+import { boundedRelease, type ReleaseDriver } from './bounded-release';
 import type { LockWaiters } from './waiting/lock-waiters';
 
-/** How long a release after a known loss, or at shutdown, waits for the store, ms. */
-export const FINAL_RELEASE_TIMEOUT = 500;
 /** Delay between tries to free a grant whose answer was lost, ms. */
 const CLEANUP_RETRY_DELAY = 200;
 
@@ -40,13 +38,10 @@ export interface AttemptExtra {
 }
 
 /** What the store calls need from the engine. */
-export interface HoldCallsDriver {
-  readonly logger: { warn(message: string): void };
+export interface HoldCallsDriver extends ReleaseDriver {
   readonly observer: LockObserver | undefined;
   /** The shutdown error once close() began. */
   closing(): LockError | undefined;
-  /** Reports a loss found by a release. */
-  report(error: LockLostError): void;
 }
 
 /**
@@ -205,60 +200,30 @@ export class HoldCalls {
 
   /** Frees an entry's hold in the store; rejects with LockLostError when it had been lost. */
   release(hold: LockHold): Promise<void> {
-    const lost = hold.lostError;
-    if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
-    hold.released = true;
-    return new Promise<void>((resolve, reject) => {
-      let timedOut = false;
-      let timer: NodeJS.Timeout | undefined = undefined;
-      const answered = (listeners: number | null) => {
-        clearTimeout(timer);
-        if (timedOut) return;
-        if (lost) return reject(lost);
-        if (listeners !== null) {
-          this.waiters.released(hold, listeners);
-          this.driver.observer?.released(hold.key, now() - hold.sentAt);
-          return resolve();
+    return boundedRelease<number | null>(hold, this.driver, {
+      send: (answered, failed) => {
+        try {
+          const fastPath = this.fastPath;
+          if (fastPath !== undefined) fastPath.releaseInto(hold, answered, failed);
+          else this.store.release(hold).then(answered, failed);
+        } finally {
+          this.holds.remove(hold);
         }
-        const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
-        this.driver.report(error);
-        reject(error);
-      };
-      const failed = (error: unknown) => {
-        clearTimeout(timer);
-        if (timedOut) return;
+      },
+      freed: (listeners) => {
+        if (listeners === null) return false;
+        this.waiters.released(hold, listeners);
+        this.driver.observer?.released(hold.key, now() - hold.sentAt);
+        return true;
+      },
+      failed: (error) => {
         // The lock stays until its lease ends (unrenewed) or a release retried here gets through.
         const retried = isConnectionError(error);
         if (retried) void this.cleanup(hold, hold.owner, now() + hold.leaseTime, () => false);
         this.driver.logger.warn(
           `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms${retried ? ' unless a release gets through before' : ''}.`,
         );
-        if (lost) reject(lost);
-        else resolve();
-      };
-      // As for an attempt, the request goes first: the rest overlaps its round trip.
-      try {
-        const fastPath = this.fastPath;
-        if (fastPath !== undefined) fastPath.releaseInto(hold, answered, failed);
-        else this.store.release(hold).then(answered, failed);
-      } finally {
-        this.holds.remove(hold);
-      }
-      // After a known loss, or with the lease already over, the answer matters little: bounded.
-      const limit = lost
-        ? FINAL_RELEASE_TIMEOUT
-        : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
-      timer = setTimeout(() => {
-        timedOut = true;
-        if (lost) reject(lost);
-        else {
-          this.driver.logger.warn(
-            `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
-          );
-          resolve();
-        }
-      }, limit);
-      timer.unref();
+      },
     });
   }
 

@@ -1,6 +1,6 @@
-import { LockLostError, LockOptionsError, messageOf } from '../errors';
+import { LockOptionsError, messageOf } from '../errors';
 import { now } from '../time/clock';
-import { FINAL_RELEASE_TIMEOUT } from './hold-calls';
+import { boundedRelease, type ReleaseDriver } from './bounded-release';
 import type { LockHold } from './lock-hold';
 import type { LockHolds } from './lock-holds';
 import type { LockObserver } from './lock-observer';
@@ -8,11 +8,8 @@ import { PLAIN_KIND } from './kinds';
 import { requirePort, type KeptReleasePort, type LockStore, type LockTarget } from '../store';
 
 /** What a kept release needs from the engine. */
-export interface KeptReleaseDriver {
-  readonly logger: { warn(message: string): void };
+export interface KeptReleaseDriver extends ReleaseDriver {
   readonly observer: LockObserver | undefined;
-  /** Reports a loss found by a release. */
-  report(error: LockLostError): void;
 }
 
 /**
@@ -53,49 +50,21 @@ export class KeptReleases {
 
   /** Ends `hold`'s use, keeping the lock `keep` ms more; rejects with LockLostError when lost. */
   release(hold: LockHold, keep: number): Promise<void> {
-    const lost = hold.lostError;
-    if (hold.released) return lost ? Promise.reject(lost) : Promise.resolve();
-    hold.released = true;
-    this.holds.remove(hold);
     const port = this.store as LockStore & KeptReleasePort; // check() made sure
-    return new Promise<void>((resolve, reject) => {
-      let timedOut = false;
-      let timer: NodeJS.Timeout | undefined = undefined;
-      const answered = (held: boolean) => {
-        clearTimeout(timer);
-        if (timedOut) return;
-        if (lost) return reject(lost);
-        if (held) {
-          // Busy for others until the period ends: a busy caller's retryAfter counts it.
-          this.driver.observer?.released(hold.key, now() - hold.sentAt + keep);
-          return resolve();
-        }
-        const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
-        this.driver.report(error);
-        reject(error);
-      };
-      const failed = (error: unknown) => {
-        clearTimeout(timer);
-        if (timedOut) return;
+    return boundedRelease<boolean>(hold, this.driver, {
+      send: (answered, failed) => {
+        this.holds.remove(hold);
+        port.releaseKept(hold, keep).then(answered, failed);
+      },
+      freed: (held) => {
+        // Busy for others until the period ends: a busy caller's retryAfter counts it.
+        if (held) this.driver.observer?.released(hold.key, now() - hold.sentAt + keep);
+        return held;
+      },
+      failed: (error) =>
         this.driver.logger.warn(
           `Releasing lock "${hold.key}" (kept for holdAtLeast) failed (${messageOf(error)}); it expires within ${hold.leaseTime} ms.`,
-        );
-        if (lost) reject(lost);
-        else resolve();
-      };
-      port.releaseKept(hold, keep).then(answered, failed);
-      const limit = lost
-        ? FINAL_RELEASE_TIMEOUT
-        : Math.max(hold.validUntil - now(), FINAL_RELEASE_TIMEOUT);
-      timer = setTimeout(() => {
-        timedOut = true;
-        if (lost) return reject(lost);
-        this.driver.logger.warn(
-          `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
-        );
-        resolve();
-      }, limit);
-      timer.unref();
+        ),
     });
   }
 }
