@@ -88,6 +88,26 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
     expect(checkExclusion([otherProcess, later()], [stop])).toMatchObject({ violations: 1 });
   });
 
+  it('so is a thawed holder entering: frozen between its grant and its first act', () => {
+    const stop: CheckerFault = {
+      kind: 'stop-worker',
+      start: 20,
+      end: 300,
+      losesWrites: false,
+      process: 7,
+    };
+    const other = () => hold('x', [0], 100, 400);
+    // Granted before 20, frozen until 300, entered once at 301, told at 302.
+    const once = hold('x', [0], 301, 301, { process: 7, acts: [301], told: 302, outcome: 'lost' });
+    expect(checkExclusion([other(), once], [stop])).toMatchObject({ violations: 0, thawActs: 1 });
+    const twice = hold('x', [0], 301, 305, { process: 7, acts: [301, 305], told: 306 });
+    expect(checkExclusion([other(), twice], [stop])).toMatchObject({ violations: 1 });
+    const neverTold = hold('x', [0], 301, 301, { process: 7, acts: [301] });
+    expect(checkExclusion([other(), neverTold], [stop])).toMatchObject({ violations: 1 });
+    const notFrozen = hold('x', [0], 301, 301, { process: 8, acts: [301], told: 302 });
+    expect(checkExclusion([other(), notFrozen], [stop])).toMatchObject({ violations: 1 });
+  });
+
   it('readers share; a reader beside a writer is a violation, the writer’s own downgrade is not', () => {
     const readers = [hold('r', [RW], 10, 100), hold('r', [RW], 20, 90)];
     expect(checkExclusion(readers, []).violations).toBe(0);
@@ -120,22 +140,29 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
   it('a wait that times out over a free stretch is stuck, unless a fault or a hold explains it', () => {
     const free: [number, number, number][] = [[FAIR, 1_000, 4_000]];
     const timedOut = [wait([FAIR], 500, 2_500, 't')];
-    expect(checkWaits(timedOut, [], free, [], 1_000, 500)).toMatchObject({
+    expect(checkWaits(timedOut, [], free, [], 1_000, () => 500)).toMatchObject({
       stuckTimeouts: 1,
       byResources: { [FAIR]: 1 },
     });
-    expect(checkWaits([wait([FAIR], 500, 2_500, 'g')], [], free, [], 1_000, 500)).toMatchObject({
+    expect(
+      checkWaits([wait([FAIR], 500, 2_500, 'g')], [], free, [], 1_000, () => 500),
+    ).toMatchObject({
       lateGrants: 1,
     });
     const paused = [fault(1_500, 1_600)];
-    expect(checkWaits(timedOut, [], free, paused, 1_000, 500).stuckTimeouts).toBe(0);
+    expect(checkWaits(timedOut, [], free, paused, 1_000, () => 500).stuckTimeouts).toBe(0);
+    // Each fault its own recovery: a killed worker's (its dead fair places) explains it here.
+    const killed: CheckerFault = { ...fault(0, 100), kind: 'kill-worker', process: 3 };
+    const recovery = (f: CheckerFault) => (f.process === undefined ? 200 : 3_000);
+    expect(checkWaits(timedOut, [], free, [killed], 1_000, recovery).stuckTimeouts).toBe(0);
+    expect(checkWaits(timedOut, [], free, [fault(0, 100)], 1_000, recovery).stuckTimeouts).toBe(1);
     const held = [hold('x', [FAIR], 1_700, 1_900)];
-    expect(checkWaits(timedOut, held, free, [], 1_000, 500).stuckTimeouts).toBe(0);
+    expect(checkWaits(timedOut, held, free, [], 1_000, () => 500).stuckTimeouts).toBe(0);
     expect(
-      checkWaits([wait([FAIR], 500, 1_800, 't')], [], free, [], 1_000, 500).stuckTimeouts,
+      checkWaits([wait([FAIR], 500, 1_800, 't')], [], free, [], 1_000, () => 500).stuckTimeouts,
     ).toBe(0);
     expect(
-      checkWaits([wait([FAIR], 500, 2_500, 'f')], [], free, [], 1_000, 500).stuckTimeouts,
+      checkWaits([wait([FAIR], 500, 2_500, 'f')], [], free, [], 1_000, () => 500).stuckTimeouts,
     ).toBe(0);
   });
 
@@ -145,12 +172,12 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
       [0, 0, 2_000],
       [1, 1_500, 4_000],
     ];
-    expect(checkWaits(timedOut, [], apart, [], 1_000, 0).stuckTimeouts).toBe(0);
+    expect(checkWaits(timedOut, [], apart, [], 1_000, () => 0).stuckTimeouts).toBe(0);
     const together: [number, number, number][] = [
       [0, 0, 3_000],
       [1, 1_500, 4_000],
     ];
-    expect(checkWaits(timedOut, [], together, [], 1_000, 0).stuckTimeouts).toBe(1);
+    expect(checkWaits(timedOut, [], together, [], 1_000, () => 0).stuckTimeouts).toBe(1);
   });
 
   it('keys without a TTL are left over, except fencing counters and a bounded semaphore', () => {

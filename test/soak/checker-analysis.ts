@@ -27,7 +27,10 @@
  * its next act. So a conflict is a thaw act when the earlier holder's process was stopped when
  * the later entered, acted exactly once after that (within `THAW_GRACE` of its SIGCONT), and was
  * told of the loss. A second act, or no report of the loss at all, is a violation. Only fencing
- * protects the resource from that one act, as with every lease-based lock.
+ * protects the resource from that one act, as with every lease-based lock. The same holds when
+ * the thawed process is the one entering: frozen after its grant was handed to its code (in
+ * time: the engine refuses a grant read past its hand-over time) and before its first act, it
+ * enters once on thawing, after another took the lock its lease lost meanwhile, and is told.
  *
  * A conflict whose holds straddle a fault that may lose acknowledged writes (a master killed and
  * its replica promoted: replication is asynchronous) is counted apart (`afterWriteLoss`): Redis
@@ -36,8 +39,8 @@
  *
  * **Stuck waits.** A resource is *free* where the monitor found it free at every poll (no lock
  * key; fewer live permits than the semaphore's), minus every believed hold on it and every fault
- * from its start to `recovery` after its end (a paused Redis or a frozen fair waiter ahead in the
- * queue keeps a waiter out legitimately). A multi-lock's wait needs all its names free at once.
+ * from its start to `recovery(fault)` after its end (a paused Redis or a frozen fair waiter ahead
+ * in the queue keeps a waiter out legitimately). A multi-lock's wait needs all its names free at once.
  * A wait that spans `window` (the fair queue timeout) of free time is **stuck**: it timed out
  * (`stuckTimeouts`) or was granted only afterwards (`lateGrants`).
  */
@@ -113,7 +116,11 @@ export function checkExclusion(holds: Hold[], faults: CheckerFault[]): Exclusion
       const conflicting = conflicts(others);
       active.push(h);
       if (conflicting.length === 0) continue;
-      if (conflicts(others.filter((a) => !thawAct(a, h.enter, stops))).length === 0) {
+      // The thawed holder may also be the one entering: frozen between the grant handed to its
+      // code and its first act, it enters on thawing, after another took the lock it had lost.
+      const thawed = (among: Hold[]) =>
+        thawAct(h, h.enter, stops) ? [] : among.filter((a) => !thawAct(a, h.enter, stops));
+      if (conflicts(thawed(others)).length === 0) {
         findings.thawActs++;
         continue;
       }
@@ -207,7 +214,7 @@ export function checkWaits(
   free: FreeStretch[],
   faults: CheckerFault[],
   window: number,
-  recovery: number,
+  recovery: (fault: CheckerFault) => number,
 ): WaitFindings {
   const findings: WaitFindings = {
     stuckTimeouts: 0,
@@ -216,7 +223,7 @@ export function checkWaits(
     byResources: {},
     samples: [],
   };
-  const faultCuts = faults.map((f): [number, number] => [f.start, f.end + recovery]);
+  const faultCuts = faults.map((f): [number, number] => [f.start, f.end + recovery(f)]);
   const cutsOf = new Map<number, [number, number][]>();
   const freeOf = new Map<number, [number, number][]>();
   for (const [resource, from, to] of free) {

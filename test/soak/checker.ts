@@ -136,9 +136,14 @@ export async function runChecker(options: CheckerOptions): Promise<CheckerReport
     const holds = [...records.holds.values()];
     const exclusion = checkExclusion(holds, faults);
     const window = CHECKER_FAIR_QUEUE_TIMEOUT * 1_000;
-    // A frozen or killed fair waiter ahead keeps the queue for up to its wait (at most a lease)
-    // plus the fair queue timeout.
-    const recovery = (CHECKER_LEASE + CHECKER_FAIR_QUEUE_TIMEOUT) * 1_000;
+    // A fault keeps a waiter out for up to a lease (a lost holder's) plus the fair queue timeout
+    // (a waiter ahead that could not renew its place). A frozen or killed process may leave a
+    // dead place in the fair queue for each of its loops, and each keeps the queue up to the
+    // fair queue timeout after its turn (docs/read-write-and-fair.md), one after another.
+    const recovery = (fault: CheckerFault) =>
+      (CHECKER_LEASE +
+        (fault.process === undefined ? 1 : options.workers) * CHECKER_FAIR_QUEUE_TIMEOUT) *
+      1_000;
     const stuck = checkWaits(records.waits, holds, free, faults, window, recovery);
     const count = <T>(items: T[], key: (item: T) => string) =>
       items.reduce<Record<string, number>>(
