@@ -8,7 +8,7 @@ import {
   Locked,
   MemoryLockStore,
 } from '../../lib';
-import { lockApp, lockAppEach } from '../support/lock-app';
+import { lockApp, storeAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { RedissonSide } from '../support/redisson-side';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
@@ -34,12 +34,10 @@ class Tickets {
 }
 
 describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
-  let locks: LockService;
-  let prefix: string;
-  const store = suiteStore(kind);
-  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
+  const suite = storeAppEach(kind, { leaseTime: 600, waitTime: 5_000 });
 
   it('carries fair on the handle, re-enters, and forceUnlock aborts the holder', async () => {
+    const { locks } = suite;
     const lock = await locks.acquire('f', { fair: true });
     expect(lock.fair).toBe(true);
     expect(lock.mode).toBeUndefined();
@@ -57,6 +55,7 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
   });
 
   it('serves local waiters in arrival order; one that times out or is aborted leaves the queue', async () => {
+    const { locks, prefix, store } = suite;
     const holder = await locks.acquire('f', { fair: true });
     const order: string[] = [];
     const waiter = (name: string, options: object = {}) =>
@@ -78,6 +77,7 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
   });
 
   it('@Locked with fair: true serves callers in arrival order', async () => {
+    const { locks, prefix, store } = suite;
     const other = await lockApp(store.target, { keyPrefix: prefix }, { providers: [Tickets] });
     try {
       const tickets = other.app.get(Tickets);
@@ -92,6 +92,7 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
   });
 
   it('refuses fair with mode or fencing (LockOptionsError)', async () => {
+    const { locks } = suite;
     for (const options of [
       { fair: true, mode: 'write' },
       { fair: true, fencing: true },
@@ -102,18 +103,12 @@ describe.each(STORE_KINDS)('fair locks on the %s store', (kind) => {
 });
 
 describe('fair locks on Redis across processes', () => {
-  let locks: LockService;
-  let prefix: string;
-  const store = suiteStore('redis');
-  lockAppEach(
-    store,
-    { leaseTime: 600, waitTime: 5_000, fairQueueTimeout: 300 },
-    (made) => ({ locks, prefix } = made),
-  );
+  const suite = storeAppEach('redis', { leaseTime: 600, waitTime: 5_000, fairQueueTimeout: 300 });
   afterEach(killChildren);
-  const queueLength = () => store.raw!.llen(`redisson_lock_queue:{${prefix}f}`);
+  const queueLength = () => suite.store.raw!.llen(`redisson_lock_queue:{${suite.prefix}f}`);
 
   it('grants 8 waiters in 4 processes in arrival order', async () => {
+    const { locks, prefix, store } = suite;
     const children = await Promise.all(
       [0, 1, 2, 3].map(() =>
         startChild((store.target as TestRedis).url, prefix, { fairQueueTimeout: 2_000 }),
@@ -145,6 +140,7 @@ describe('fair locks on Redis across processes', () => {
   });
 
   it('a SIGKILLed waiter delays the next one by its place timeout, not the default', async () => {
+    const { locks, prefix, store } = suite;
     const child = await startChild((store.target as TestRedis).url, prefix, {
       fairQueueTimeout: 300,
     });
@@ -162,6 +158,7 @@ describe('fair locks on Redis across processes', () => {
   });
 
   it('forceUnlock of a fair lock clears its queue', async () => {
+    const { locks } = suite;
     const holder = await locks.acquire('f', { fair: true });
     const controller = new AbortController();
     const waiting = locks.detach(() =>
@@ -232,16 +229,14 @@ describe('fair waiters whose store call goes wrong', () => {
 // Holders keep a 20 s lease, waiters wait 20 s and fair ones renew their place every 20 s: a
 // waiter let in within 5 s of the release was woken by it.
 describe.each(STORE_KINDS)('plain and fair waiters of one name on the %s store', (kind) => {
-  let locks: LockService;
-  let prefix: string;
-  const store = suiteStore(kind);
-  lockAppEach(
-    store,
-    { leaseTime: 20_000, waitTime: 20_000, fairQueueTimeout: 60_000 },
-    (made) => ({ locks, prefix } = made),
-  );
+  const suite = storeAppEach(kind, {
+    leaseTime: 20_000,
+    waitTime: 20_000,
+    fairQueueTimeout: 60_000,
+  });
 
   it('a plain release wakes a fair waiter', async () => {
+    const { locks, prefix, store } = suite;
     const holder = await locks.acquire('pf');
     let got: LockHandle | undefined;
     const waiter = locks
@@ -260,6 +255,7 @@ describe.each(STORE_KINDS)('plain and fair waiters of one name on the %s store',
   });
 
   it('a fair release with nobody queued wakes a plain waiter and a multi-lock waiter', async () => {
+    const { locks } = suite;
     const holder = await locks.acquire('fp', { fair: true });
     const plain = locks.detach(() => locks.run('fp', () => 'plain'));
     const multi = locks.detach(() => locks.run(['fp', 'other'], () => 'multi'));
@@ -273,18 +269,17 @@ describe.each(STORE_KINDS)('plain and fair waiters of one name on the %s store',
 });
 
 describe('fair waiters on Redis: dead waiters, replicas, Redisson waiters ahead', () => {
-  let locks: LockService;
-  let prefix: string;
-  const store = suiteStore('redis');
-  lockAppEach(
-    store,
-    { leaseTime: 10_000, waitTime: 5_000, fairQueueTimeout: 300, syncTimeout: 50 },
-    (made) => ({ locks, prefix } = made),
-  );
+  const suite = storeAppEach('redis', {
+    leaseTime: 10_000,
+    waitTime: 5_000,
+    fairQueueTimeout: 300,
+    syncTimeout: 50,
+  });
   afterEach(killChildren);
-  const queueLength = () => store.raw!.llen(`redisson_lock_queue:{${prefix}f}`);
+  const queueLength = () => suite.store.raw!.llen(`redisson_lock_queue:{${suite.prefix}f}`);
 
   it('a SIGKILLed waiter delays the next one by its place timeout after its turn, not the lease', async () => {
+    const { locks, prefix, store } = suite;
     const child = await startChild((store.target as TestRedis).url, prefix, {
       fairQueueTimeout: 300,
     });
@@ -301,6 +296,7 @@ describe('fair waiters on Redis: dead waiters, replicas, Redisson waiters ahead'
   });
 
   it('with syncReplicas and no replica, a fair acquire retries within its wait and leaves no trace', async () => {
+    const { locks, prefix, store } = suite;
     const started = performance.now();
     const failed = locks.acquire('f', { fair: true, syncReplicas: 1, waitTime: 1_000 });
     await expect(failed).rejects.toThrow(LockRedisError);
@@ -312,6 +308,7 @@ describe('fair waiters on Redis: dead waiters, replicas, Redisson waiters ahead'
   });
 
   it('our waiter behind a Redisson waiter that holds longer than our place timeout keeps its turn', async () => {
+    const { locks, prefix, store } = suite;
     const java = new RedissonSide(store.raw!);
     const name = `${prefix}f`;
     // A Redisson holder (lease 500 ms), a Redisson lock() waiter (its wait: 5 min), ours, then

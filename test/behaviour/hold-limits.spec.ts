@@ -1,17 +1,14 @@
-import { LockLostError, LockOptionsError, type LockService } from '../../lib';
-import { lockApp, lockAppEach } from '../support/lock-app';
-import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { LockLostError, LockOptionsError } from '../../lib';
+import { lockApp, storeAppEach } from '../support/lock-app';
+import { STORE_KINDS } from '../support/suite-store';
 import { sleep, until } from '../../tools/time';
 
 // holdAtLeast and maxHold (scheduled jobs), on real Redis and on the in-memory store alike.
 describe.each(STORE_KINDS)('hold limits on the %s store', (kind) => {
-  let locks: LockService;
-  let prefix: string;
-
-  const store = suiteStore(kind);
-  lockAppEach(store, { leaseTime: 600, waitTime: 0 }, (made) => ({ locks, prefix } = made));
+  const suite = storeAppEach(kind, { leaseTime: 600, waitTime: 0 });
 
   it('keeps a lock released early held until holdAtLeast, without waking a waiter early', async () => {
+    const { locks, prefix, store } = suite;
     const other = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 600 });
     try {
       const before = Date.now(); // before the grant
@@ -36,6 +33,7 @@ describe.each(STORE_KINDS)('hold limits on the %s store', (kind) => {
   });
 
   it('releases at once after holdAtLeast has passed, and keeps only at the outermost release', async () => {
+    const { locks, prefix, store } = suite;
     await locks.run('late', () => sleep(120), { holdAtLeast: 100 });
     expect(await store.exists(`${prefix}late`)).toBe(false);
     await locks.run(
@@ -52,6 +50,7 @@ describe.each(STORE_KINDS)('hold limits on the %s store', (kind) => {
   });
 
   it('tells a holder whose lock vanished before its kept release, and leaves nothing behind', async () => {
+    const { locks, prefix, store } = suite;
     const handle = await locks.acquire('gone', { holdAtLeast: 1_000 });
     await store.deleteLock(`${prefix}gone`);
     await expect(handle.release()).rejects.toBeInstanceOf(LockLostError);
@@ -59,6 +58,7 @@ describe.each(STORE_KINDS)('hold limits on the %s store', (kind) => {
   });
 
   it('refuses holdAtLeast on a multi-lock, before taking anything', async () => {
+    const { locks, prefix, store } = suite;
     await expect(locks.run(['a', 'b'], () => 1, { holdAtLeast: 100 })).rejects.toBeInstanceOf(
       LockOptionsError,
     );
@@ -66,6 +66,7 @@ describe.each(STORE_KINDS)('hold limits on the %s store', (kind) => {
   });
 
   it('tells a holder stuck past maxHold, naming it, and frees the lock for others', async () => {
+    const { locks, prefix, store } = suite;
     const other = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 600 });
     try {
       const started = Date.now();

@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   LockAcquireTimeoutError,
   LockKeyError,
@@ -7,7 +7,7 @@ import {
   Locked,
   LockService,
 } from '../../lib';
-import { lockApp, lockAppEach, lockAppPairEach, type LockApp } from '../support/lock-app';
+import { lockApp, storeAppEach, storeAppPairEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { killChildren } from '../support/child-processes';
@@ -40,23 +40,14 @@ class Accounts {
 }
 
 describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) => {
-  const store = suiteStore(kind);
-  let app: INestApplication;
-  let locks: LockService;
-  let other: LockApp;
-  let prefix: string;
-
-  lockAppPairEach(
-    store,
+  const suite = storeAppPairEach(
+    kind,
     { leaseTime: 600, waitTime: 5_000 },
-    (made, second) => {
-      ({ app, locks, prefix } = made);
-      other = second;
-    },
     { providers: [Accounts] },
   );
 
   it('takes all or nothing: a holder of b blocks [a, b], and a stays free meanwhile', async () => {
+    const { locks, prefix, store, other } = suite;
     const b = await other.locks.acquire('b');
     expect(await locks.tryAcquire(['a', 'b'])).toBeNull();
     const waiting = locks.acquire(['a', 'b']);
@@ -75,6 +66,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('re-enters the members the chain holds and takes the others; release leaves the outer hold', async () => {
+    const { locks, other } = suite;
     await locks.run('a', async () => {
       const group = await locks.acquire(['a', 'b']);
       expect(group.keys).toEqual(['a', 'b']);
@@ -89,6 +81,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('lets a group holder re-enter one member, and keeps the member held after it', async () => {
+    const { locks, other } = suite;
     await locks.run(['a', 'b'], async () => {
       await locks.run('b', () => expect(locks.holdCount('b')).toBe(2), { waitTime: 0 });
       expect(locks.holdCount('b')).toBe(1);
@@ -98,6 +91,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('moves a waiting group to the member that refuses it, without stranding waiters', async () => {
+    const { locks, other } = suite;
     const [a, b] = [await other.locks.acquire('a'), await other.locks.acquire('b')];
     const group = locks.run(['a', 'b'], () => 'group');
     const plain = locks.run('a', async () => {
@@ -111,6 +105,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('runs a chain as the group’s owner with runAs: every member re-enters', async () => {
+    const { locks } = suite;
     const group = await locks.acquire(['a', 'b']);
     const depths = await locks.runAs(group, () =>
       locks.run(['b', 'a'], () => [locks.holdCount('a'), locks.holdCount('b')], { waitTime: 0 }),
@@ -122,6 +117,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('finishes a cycle of overlapping groups mixed with plain waiters, woken by notices only', async () => {
+    const { locks, prefix, store } = suite;
     // A long lease: a lost wake-up would wait for it and fail the 3 s wait instead.
     const slow = await lockApp(store.target, { keyPrefix: prefix, leaseTime: 30_000 });
     try {
@@ -156,6 +152,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   }, 15_000);
 
   it('counts duplicated keys once', async () => {
+    const { locks } = suite;
     const group = await locks.acquire(['a', 'b', 'a', 'b']);
     expect(group.keys).toEqual(['a', 'b']);
     await group.release();
@@ -164,6 +161,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('keeps keys that contain a comma and a space apart', async () => {
+    const { locks } = suite;
     const group = await locks.acquire(['x, y', 'z']);
     expect(group.keys).toEqual(['x, y', 'z']);
     expect(locks.runAs(group, () => locks.holdCount('z'))).toBe(1);
@@ -172,6 +170,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('aborts the group’s signal when one member is lost', async () => {
+    const { locks, prefix, store } = suite;
     const group = await locks.acquire(['a', 'b']);
     await store.deleteLock(`${prefix}b`);
     await until(() => group.signal.aborted, 3_000);
@@ -181,6 +180,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('leaves nothing held after a timeout or an abort', async () => {
+    const { locks, other } = suite;
     const b = await other.locks.acquire('b');
     await expect(locks.acquire(['a', 'b'], { waitTime: 150 })).rejects.toBeInstanceOf(
       LockAcquireTimeoutError,
@@ -196,6 +196,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('rejects bad key lists with LockKeyError, and mode or fair with a list', async () => {
+    const { locks } = suite;
     for (const keys of [[], [1, 'a'], ['a', ''], Array.from({ length: 65 }, (_, i) => `k${i}`)]) {
       await expect(locks.acquire(keys as string[])).rejects.toBeInstanceOf(LockKeyError);
     }
@@ -209,6 +210,7 @@ describe.each(STORE_KINDS)('multi-locks through LockService (%s store)', (kind) 
   });
 
   it('@Locked takes a list of templates or a keys function as a multi-lock', async () => {
+    const { app, locks, other } = suite;
     const accounts = app.get(Accounts);
     expect(await accounts.transfer('a', 'b')).toEqual(['a', 'b']);
     expect(await accounts.byFunction('a', 'b')).toBe(2);
@@ -264,12 +266,10 @@ function gate(): { opened: Promise<void>; open: () => void } {
 
 // A group that re-enters members its chain holds, beside siblings of that chain.
 describe.each(STORE_KINDS)('multi-lock re-entry among siblings (%s store)', (kind) => {
-  const store = suiteStore(kind);
-  let locks: LockService;
-
-  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
+  const suite = storeAppEach(kind, { leaseTime: 600, waitTime: 5_000 });
 
   it('a group refused by a busy member leaves the members it had re-entered', async () => {
+    const { locks } = suite;
     await locks.run('a', () =>
       locks.run('b', async () => {
         const sibling = gate();
@@ -292,6 +292,7 @@ describe.each(STORE_KINDS)('multi-lock re-entry among siblings (%s store)', (kin
   });
 
   it('siblings re-entering [a, b] and [b, a] of their chain both finish (one order)', async () => {
+    const { locks } = suite;
     const order: string[] = [];
     await locks.run(['a', 'b'], async () => {
       const group = (keys: string[]) =>

@@ -11,9 +11,9 @@ import {
   LockService,
   type LockHandle,
 } from '../../lib';
-import { lockApp, lockAppEach } from '../support/lock-app';
+import { lockApp, storeAppEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
-import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { STORE_KINDS } from '../support/suite-store';
 import { aborted, CHILDREN_TIMEOUT } from './family-kit';
 import { killChildren, startChild } from './rw-fair-kit';
 import { sleep, until } from '../../tools/time';
@@ -48,12 +48,10 @@ class Accounts {
 
 // Read-write locks through LockService, on real Redis and on the memory store alike.
 describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
-  let locks: LockService;
-  let prefix: string;
-  const store = suiteStore(kind);
-  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
+  const suite = storeAppEach(kind, { leaseTime: 600, waitTime: 5_000 });
 
   it('@Locked with mode: reads overlap, a write excludes them and may read inside', async () => {
+    const { prefix, store } = suite;
     const other = await lockApp(store.target, { keyPrefix: prefix }, { providers: [Accounts] });
     try {
       const accounts = other.app.get(Accounts);
@@ -73,6 +71,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('lets many readers in at once (overlap observed)', async () => {
+    const { locks } = suite;
     let inside = 0;
     let most = 0;
     const entered: (() => void)[] = [];
@@ -100,6 +99,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('a writer excludes readers and writers: no lost update, no snapshot changes mid-read', async () => {
+    const { locks, prefix, store } = suite;
     const counter = `${prefix}rw-counter`;
     let torn = 0;
     const write = () =>
@@ -129,6 +129,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('downgrade: a writer takes the read lock and keeps both', async () => {
+    const { locks } = suite;
     await locks.run(
       'rw',
       async () => {
@@ -156,6 +157,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('upgrade: a reader asking for the write lock gets LockUpgradeError at once, nothing changed', async () => {
+    const { locks } = suite;
     await locks.run(
       'rw',
       async (read) => {
@@ -175,6 +177,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('re-enters per mode across awaits, and serialises siblings of one chain per mode', async () => {
+    const { locks } = suite;
     for (const mode of ['read', 'write'] as const) {
       await locks.run(
         'rw',
@@ -212,6 +215,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('a writer waiting behind readers wakes when the last reader leaves', async () => {
+    const { locks } = suite;
     const one = await locks.acquire('rw', { mode: 'read', leaseTime: 60_000 });
     const two = await locks.detach(() => locks.acquire('rw', { mode: 'read', leaseTime: 60_000 }));
     let written = false;
@@ -227,6 +231,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('a local writer that waits is not starved by readers that come after it', async () => {
+    const { locks } = suite;
     const order: string[] = [];
     const first = await locks.acquire('rw', { mode: 'read' });
     const writer = locks.detach(() =>
@@ -244,6 +249,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
   });
 
   it('forceUnlock frees readers and the writer; their signals abort with LockLostError', async () => {
+    const { locks } = suite;
     const readers = await Promise.all(
       [1, 2].map(() => locks.detach(() => locks.acquire('rw', { mode: 'read' }))),
     );
@@ -270,6 +276,7 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
     [{ fencing: true, mode: 'write' }],
     [{ mode: 'upgrade' }],
   ])('refuses %j with LockOptionsError', async (options) => {
+    const { locks } = suite;
     await expect(locks.acquire('rw', options as never)).rejects.toThrow(LockOptionsError);
     await expect(locks.tryAcquire('rw', options as never)).rejects.toThrow(LockOptionsError);
     await expect(locks.run('rw', () => 1, options as never)).rejects.toThrow(LockOptionsError);
@@ -278,14 +285,12 @@ describe.each(STORE_KINDS)('read-write locks on the %s store', (kind) => {
 });
 
 describe('read-write locks on Redis across processes', () => {
-  let locks: LockService;
-  let prefix: string;
-  const store = suiteStore('redis');
-  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
+  const suite = storeAppEach('redis', { leaseTime: 600, waitTime: 5_000 });
   afterEach(killChildren);
-  const leaseKeys = () => store.raw!.keys(`{${prefix}rw}:*rwlock_timeout*`);
+  const leaseKeys = () => suite.store.raw!.keys(`{${suite.prefix}rw}:*rwlock_timeout*`);
 
   it('readers in three processes hold at once; a writer in another waits and wakes on the last release', async () => {
+    const { locks, prefix, store } = suite;
     const children = await Promise.all(
       [1, 2, 3].map(() => startChild((store.target as TestRedis).url, prefix)),
     );
@@ -309,6 +314,7 @@ describe('read-write locks on Redis across processes', () => {
   });
 
   it('a SIGKILLed reader expires while a live reader keeps its hold (renewed by the watchdog)', async () => {
+    const { locks, prefix, store } = suite;
     const child = await startChild((store.target as TestRedis).url, prefix, { leaseTime: 600 });
     child.send('acquire dead rw read 5000');
     await child.line(/^held dead$/);
@@ -331,6 +337,7 @@ describe('read-write locks on Redis across processes', () => {
   });
 
   it('a downgraded writer that releases the write first keeps its read hold, renewed', async () => {
+    const { locks, prefix, store } = suite;
     const write = await locks.acquire('rw', { mode: 'write' });
     const read = await locks.runAs(write, () => locks.acquire('rw', { mode: 'read' }));
     await write.release();
@@ -346,6 +353,7 @@ describe('read-write locks on Redis across processes', () => {
   });
 
   it('a lost read or write hold aborts its signal with LockLostError', async () => {
+    const { locks, prefix, store } = suite;
     for (const mode of ['read', 'write'] as const) {
       const lock: LockHandle = await locks.acquire('rw', { mode });
       await store.raw!.del(`${prefix}rw`);
@@ -368,17 +376,15 @@ describe('HTTP answer to LockUpgradeError', () => {
 // A write hold with an explicit lease under which its chain also reads (a downgrade): the write
 // ends at its lease in the store too, while the read hold lives on.
 describe.each(STORE_KINDS)('a downgraded write’s own lease (%s store)', (kind) => {
-  const store = suiteStore(kind);
-  let locks: LockService;
-  let prefix: string;
-
   // The read holds' 30 s lease (and its renewals) must not keep the write alive.
-  lockAppEach(store, { leaseTime: 30_000, waitTime: 5_000 }, (made) => ({ locks, prefix } = made));
+  const suite = storeAppEach(kind, { leaseTime: 30_000, waitTime: 5_000 });
 
   /** Redis' hash of the lock: its mode and fields (nothing on the memory store). */
-  const fields = async (name: string) => (await store.raw?.hgetall(`${prefix}${name}`)) ?? {};
+  const fields = async (name: string) =>
+    (await suite.store.raw?.hgetall(`${suite.prefix}${name}`)) ?? {};
 
   it('ends at its lease: the lock is then in read mode, other readers come in, the read hold stays', async () => {
+    const { locks, prefix, store } = suite;
     const write = await locks.acquire('dg', { mode: 'write', leaseTime: 800 });
     const read = await locks.runAs(write, () => locks.acquire('dg', { mode: 'read' }));
     await until(() => write.signal.aborted, 3_000);
@@ -404,6 +410,7 @@ describe.each(STORE_KINDS)('a downgraded write’s own lease (%s store)', (kind)
   });
 
   it('keeps its own lease when the read hold ends first: a writer elsewhere gets in after it', async () => {
+    const { locks, prefix, store } = suite;
     const write = await locks.acquire('dg2', { mode: 'write', leaseTime: 800 });
     const read = await locks.runAs(write, () => locks.acquire('dg2', { mode: 'read' }));
     await read.release();

@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { lastValueFrom, Observable } from 'rxjs';
 import {
   LockAcquireTimeoutError,
@@ -7,7 +7,7 @@ import {
   LockService,
   Semaphore,
 } from '../../lib';
-import { lockApp, lockAppEach, lockAppPairEach, type LockApp } from '../support/lock-app';
+import { lockApp, storeAppEach, storeAppPairEach } from '../support/lock-app';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { killChildren } from '../support/child-processes';
@@ -50,23 +50,15 @@ class Exports {
 }
 
 describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) => {
-  const store = suiteStore(kind);
-  let app: INestApplication;
-  let locks: LockService;
-  let other: LockApp;
-
   // A long lease: a waiter woken within its wait was woken by the release.
-  lockAppPairEach(
-    store,
+  const suite = storeAppPairEach(
+    kind,
     { leaseTime: 30_000, waitTime: 5_000 },
-    (made, second) => {
-      ({ app, locks } = made);
-      other = second;
-    },
     { providers: [Exports] },
   );
 
   it('counts available permits and wakes a waiter on release', async () => {
+    const { locks, other } = suite;
     const here = locks.semaphore('s', { permits: 2 });
     const there = other.locks.semaphore('s', { permits: 2 });
     expect(await here.available()).toBe(2);
@@ -86,6 +78,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   });
 
   it('hands permits over among many waiters of two services, woken by releases only', async () => {
+    const { locks, other } = suite;
     // The lease is 30 s: a lost wake-up would exceed the 3 s wait and fail.
     let holders = 0;
     let most = 0;
@@ -115,6 +108,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   }, 15_000);
 
   it('re-enters along the call chain with permits: 1', async () => {
+    const { locks } = suite;
     const single = locks.semaphore('one', { permits: 1 });
     const result = await single.run(async (outer) => {
       expect(await single.available()).toBe(0);
@@ -125,6 +119,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   });
 
   it('rejects bad options with LockOptionsError', () => {
+    const { locks } = suite;
     for (const options of [
       undefined,
       {},
@@ -139,6 +134,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   });
 
   it('aborts the signal of a permit that expired while held', async () => {
+    const { locks } = suite;
     // A lease a loaded machine's round trip cannot exceed: an acquire answered after its lease
     // is refused ("no answer within"), as its grant would already be over.
     const permit = await locks.semaphore('lease', { permits: 1 }).acquire({ leaseTime: 1_000 });
@@ -151,6 +147,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   });
 
   it('grants each caller against its own limit, and skips when busy with onBusy: skip', async () => {
+    const { locks, other } = suite;
     const wide = locks.semaphore('mixed', { permits: 3 });
     const narrow = other.locks.semaphore('mixed', { permits: 1 });
     const held = [await wide.acquire(), await wide.acquire()];
@@ -163,6 +160,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   });
 
   it('revokes every permit on forceUnlock and tells this process’s holders', async () => {
+    const { locks, other } = suite;
     // Holders in other processes learn it at their next renewal (a third of the lease).
     const semaphore = locks.semaphore('revoked', { permits: 2 });
     const permit = await semaphore.acquire();
@@ -176,6 +174,7 @@ describe.each(STORE_KINDS)('semaphores through LockService (%s store)', (kind) =
   });
 
   it('@Semaphore limits concurrent calls, re-enters, and holds for an Observable', async () => {
+    const { app, locks } = suite;
     const jobs = app.get(Exports);
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
@@ -238,12 +237,10 @@ describe('semaphores across processes (Redis)', () => {
 
 // Leases of permits: renewed while held, and the cap they put on a waiter's wait.
 describe.each(STORE_KINDS)('semaphore permit leases (%s store)', (kind) => {
-  const store = suiteStore(kind);
-  let locks: LockService;
-
-  lockAppEach(store, { leaseTime: 600, waitTime: 5_000 }, (made) => ({ locks } = made));
+  const suite = storeAppEach(kind, { leaseTime: 600, waitTime: 5_000 });
 
   it('keeps a permit past its lease while held (watchdog), and disposes of it', async () => {
+    const { locks } = suite;
     const semaphore = locks.semaphore('renewed', { permits: 1 });
     const permit = await semaphore.acquire();
     await sleep(1_000); // past the 600 ms lease: only renewals keep it
@@ -255,6 +252,7 @@ describe.each(STORE_KINDS)('semaphore permit leases (%s store)', (kind) => {
   });
 
   it('wakes a waiter when a permit with a lease of its own runs out, without any release', async () => {
+    const { store } = suite;
     // A 30 s default lease: the waiter's only cue is the held permit's 300 ms expiry.
     const slow = await lockApp(store.target, { leaseTime: 30_000 });
     try {

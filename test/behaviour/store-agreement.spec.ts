@@ -1,15 +1,13 @@
-import { LockKeyError, LockOptionsError, MemoryLockStore, type LockService } from '../../lib';
-import { lockApp, lockAppEach } from '../support/lock-app';
-import { STORE_KINDS, suiteStore } from '../support/suite-store';
+import { LockKeyError, LockOptionsError, MemoryLockStore } from '../../lib';
+import { lockApp, storeAppEach } from '../support/lock-app';
+import { STORE_KINDS } from '../support/suite-store';
 
 // Where the memory store once answered otherwise than Redis: both now give the same answer.
 describe.each(STORE_KINDS)('the %s store agrees with the other', (kind) => {
-  const store = suiteStore(kind);
-  let locks: LockService;
-
-  lockAppEach(store, { leaseTime: 30_000, waitTime: 1_000 }, (made) => ({ locks } = made));
+  const suite = storeAppEach(kind, { leaseTime: 30_000, waitTime: 1_000 });
 
   it('refuses a lock of any kind, isLocked and forceUnlock on a semaphore’s name with LockKeyError, also once no permit is held', async () => {
+    const { locks } = suite;
     const semaphore = locks.semaphore('shared-name', { permits: 2 });
     const permit = await semaphore.acquire();
     const refusals = () => [
@@ -31,6 +29,7 @@ describe.each(STORE_KINDS)('the %s store agrees with the other', (kind) => {
   });
 
   it('refuses a semaphore on a held lock’s name with LockKeyError, and grants it once the lock is free', async () => {
+    const { locks } = suite;
     const lock = await locks.acquire('lock-name');
     const semaphore = locks.semaphore('lock-name', { permits: 1 });
     await expect(semaphore.acquire()).rejects.toBeInstanceOf(LockKeyError);

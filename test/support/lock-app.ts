@@ -8,7 +8,7 @@ import {
   type RedisLockModuleOptions,
 } from '../../lib';
 import type { TestRedis } from './redis-server';
-import type { SuiteStore } from './suite-store';
+import { suiteStore, type StoreKind, type SuiteStore } from './suite-store';
 
 /**
  * A compiled testing module of `metadata` with RedisLockModule on `redis` (or a memory store;
@@ -91,4 +91,79 @@ export function lockAppPairEach(
     () => ({ keyPrefix: first.prefix, leaseTime: options.leaseTime }),
     (second) => made(first, second),
   );
+}
+
+/** A suite's store and the app its running test has on it (storeAppEach). */
+export interface StoreApp extends LockApp {
+  readonly store: SuiteStore;
+}
+
+/**
+ * A suite's store of `kind` (suiteStore) with a lockAppEach() app on it. The store is the
+ * suite's; `app`, `locks` and `prefix` are the running test's app (read them in hooks and tests).
+ */
+export function storeAppEach(
+  kind: StoreKind,
+  options: Partial<RedisLockModuleOptions>,
+  metadata?: ModuleMetadata,
+): StoreApp {
+  const store = suiteStore(kind);
+  let current: LockApp | undefined;
+  lockAppEach(store, options, (made) => (current = made), metadata);
+  return new RunningApp(store, () => current);
+}
+
+/**
+ * storeAppEach() with lockAppPairEach(): the object is the first app, and `other` the second one
+ * on its key prefix, as another process of one application would be.
+ */
+export function storeAppPairEach(
+  kind: StoreKind,
+  options: Partial<RedisLockModuleOptions>,
+  metadata?: ModuleMetadata,
+): StoreApp & { readonly other: LockApp } {
+  const store = suiteStore(kind);
+  let current: [LockApp, LockApp] | undefined;
+  lockAppPairEach(store, options, (first, second) => (current = [first, second]), metadata);
+  return new RunningPair(store, () => current);
+}
+
+/** The StoreApp whose app is the one `current` gives (made by a hook). */
+class RunningApp implements StoreApp {
+  constructor(
+    readonly store: SuiteStore,
+    private readonly current: () => LockApp | undefined,
+  ) {}
+
+  get app(): INestApplication {
+    return opened(this.current()).app;
+  }
+
+  get locks(): LockService {
+    return opened(this.current()).locks;
+  }
+
+  get prefix(): string {
+    return opened(this.current()).prefix;
+  }
+}
+
+/** A RunningApp of the first of a pair of apps, with the second as `other`. */
+class RunningPair extends RunningApp {
+  constructor(
+    store: SuiteStore,
+    private readonly pair: () => [LockApp, LockApp] | undefined,
+  ) {
+    super(store, () => pair()?.[0]);
+  }
+
+  get other(): LockApp {
+    return opened(this.pair()?.[1]);
+  }
+}
+
+/** `app`, once a hook has made it: a suite's apps are there inside its tests, not before. */
+function opened(app: LockApp | undefined): LockApp {
+  if (!app) throw new Error('no app yet: read a suite app inside a test or hook');
+  return app;
 }
