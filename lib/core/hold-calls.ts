@@ -218,9 +218,11 @@ export class HoldCalls {
         if (listeners !== null) {
           this.waiters.released(hold, listeners);
           this.driver.observer?.released(hold.key, now() - hold.sentAt);
+          hold.trace?.released();
           return resolve();
         }
         const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
+        hold.trace?.lost(error);
         this.driver.report(error);
         reject(error);
       };
@@ -229,6 +231,7 @@ export class HoldCalls {
         if (timedOut) return;
         // The lock stays until its lease ends (unrenewed) or a release retried here gets through.
         const retried = isConnectionError(error);
+        hold.trace?.released(error);
         if (retried) void this.cleanup(hold, hold.owner, now() + hold.leaseTime, () => false);
         this.driver.logger.warn(
           `Releasing lock "${hold.key}" failed (${messageOf(error)}); it will expire within ${hold.leaseTime} ms${retried ? ' unless a release gets through before' : ''}.`,
@@ -252,6 +255,7 @@ export class HoldCalls {
         timedOut = true;
         if (lost) reject(lost);
         else {
+          hold.trace?.released(new Error(`no answer within ${limit} ms`));
           this.driver.logger.warn(
             `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
           );
@@ -267,6 +271,7 @@ export class HoldCalls {
     this.holds.remove(hold);
     if (hold.released) return;
     hold.released = true;
+    hold.trace?.released();
     const listeners = await this.store.release(hold).catch(() => null);
     if (listeners !== null) this.waiters.released(hold, listeners);
   }

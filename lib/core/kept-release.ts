@@ -68,15 +68,18 @@ export class KeptReleases {
         if (held) {
           // Busy for others until the period ends: a busy caller's retryAfter counts it.
           this.driver.observer?.released(hold.key, now() - hold.sentAt + keep);
+          hold.trace?.released();
           return resolve();
         }
         const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
+        hold.trace?.lost(error);
         this.driver.report(error);
         reject(error);
       };
       const failed = (error: unknown) => {
         clearTimeout(timer);
         if (timedOut) return;
+        hold.trace?.released(error);
         this.driver.logger.warn(
           `Releasing lock "${hold.key}" (kept for holdAtLeast) failed (${messageOf(error)}); it expires within ${hold.leaseTime} ms.`,
         );
@@ -90,6 +93,7 @@ export class KeptReleases {
       timer = setTimeout(() => {
         timedOut = true;
         if (lost) return reject(lost);
+        hold.trace?.released(new Error(`no answer within ${limit} ms`));
         this.driver.logger.warn(
           `Releasing lock "${hold.key}" got no answer; it expires on its own.`,
         );
