@@ -29,6 +29,7 @@ export type { RedisErrorStatus } from './nest/errors/redis-error-answer';
 export { LockExceptionFilter } from './nest/errors/lock-exception.filter';
 export type { LockEvent } from './nest/observability/lock-events';
 export { METER_NAME } from './nest/observability/lock-metrics';
+export { TRACER_NAME } from './nest/observability/lock-spans';
 export { LockService } from './nest/lock.service';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';

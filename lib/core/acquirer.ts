@@ -5,16 +5,18 @@ import {
   StoreUnreachableError,
   type LockRedisError,
 } from '../errors';
-import { unsynced, type Busy } from './busy';
+import { counted, unsynced, type Busy } from './busy';
 import { now } from '../time/clock';
 import type { HoldCalls } from './hold-calls';
 import type { LockHold } from './lock-hold';
 import type { LockObserver } from './lock-observer';
+import type { LockTracer } from './lock-tracer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import { LockEntry } from './ownership/lock-entry';
 import type { OwnerContext } from './ownership/owner-context';
 import type { LockStore, LockTarget } from '../store';
 import { kindOf } from './kinds';
+import { startTrace, traceWait } from './traced-wait';
 import { takeFair } from './waiting/fair-wait';
 import type { LockWaiters } from './waiting/lock-waiters';
 
@@ -25,6 +27,8 @@ export interface AcquirerDriver {
   readonly calls: HoldCalls;
   readonly waiters: LockWaiters;
   readonly observer: LockObserver | undefined;
+  /** Follows each outermost acquisition and its hold (spans); undefined: nothing traced. */
+  readonly tracer: LockTracer | undefined;
   /** Place timeout of fair waiters, ms. */
   readonly fairQueueTimeout: number;
   /** Retry delay when the holder's lock has no lease (a foreign lock), ms. */
@@ -72,14 +76,33 @@ export class Acquirer {
       const closing = this.driver.closing();
       if (closing) throw closing;
       const started = now();
-      const busy: Busy = { leaseEnds: undefined };
+      const busy: Busy = { leaseEnds: undefined, attempts: 0 };
       const entered = (hold: LockHold | null) => this.entered(target, hold, started, busy);
-      return kind.fair
-        ? this.fair(target, opts, busy).then(entered)
-        : this.take(target, opts, started, busy, owner, entered);
+      const tracer = this.driver.tracer;
+      if (tracer === undefined) return this.wait(target, opts, started, busy, owner, entered);
+      return traceWait(
+        startTrace(tracer, target, opts.waitTime),
+        busy,
+        () => this.wait(target, opts, started, busy, owner, entered),
+        (entry) => (entry instanceof LockEntry ? entry.hold : undefined),
+      );
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** The wait of an outermost entry (see enter): a fair lock's, or take's. */
+  private wait(
+    target: LockTarget,
+    opts: ResolvedLockOptions,
+    started: number,
+    busy: Busy,
+    owner: string | undefined,
+    entered: (hold: LockHold | null) => LockEntry | Busy,
+  ): Promise<LockEntry | Busy> {
+    return kindOf(target.kind).fair
+      ? this.fair(target, opts, busy).then(entered)
+      : this.take(target, opts, started, busy, owner, entered);
   }
 
   /** A nested entry of a lock the chain holds (waiting for a sibling's nested call to end). */
@@ -121,6 +144,7 @@ export class Acquirer {
         return this.queue(target, opts, started, busy).then(then);
       };
       const extra = owner === undefined ? undefined : { owner };
+      counted(busy);
       // Mapped in the step that reads the answer (see HoldCalls.attempt), but for a synced
       // attempt, whose failure to sync is read first.
       const attempted =
@@ -153,8 +177,9 @@ export class Acquirer {
     if (closing) throw closing;
     opts.signal?.throwIfAborted();
     const remaining = Math.max(0, opts.waitTime - (now() - started));
-    const attempt = () =>
-      this.driver.calls.attempt(target, opts).then(
+    const attempt = () => {
+      counted(busy);
+      return this.driver.calls.attempt(target, opts).then(
         (result) => {
           if (typeof result === 'number') {
             busy.leaseEnds = now() + result;
@@ -167,6 +192,7 @@ export class Acquirer {
           return unsynced(error, busy);
         },
       );
+    };
     return this.driver.waiters.wait(target, attempt, remaining, opts.signal);
   }
 

@@ -43,14 +43,19 @@ export function boundedRelease<Reply>(
       clearTimeout(timer);
       if (timedOut) return;
       if (lost) return reject(lost);
-      if (call.freed(reply)) return resolve();
+      if (call.freed(reply)) {
+        hold.trace?.released();
+        return resolve();
+      }
       const error = new LockLostError(hold.key, 'it had expired or been deleted before release');
+      hold.trace?.lost(error);
       driver.report(error);
       reject(error);
     };
     const failed = (error: unknown) => {
       clearTimeout(timer);
       if (timedOut) return;
+      hold.trace?.released(error);
       call.failed(error);
       if (lost) reject(lost);
       else resolve();
@@ -63,6 +68,7 @@ export function boundedRelease<Reply>(
     timer = setTimeout(() => {
       timedOut = true;
       if (lost) return reject(lost);
+      hold.trace?.released(new Error(`no answer within ${limit} ms`));
       driver.logger.warn(`Releasing lock "${hold.key}" got no answer; it expires on its own.`);
       resolve();
     }, limit);

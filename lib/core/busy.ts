@@ -11,6 +11,13 @@ export interface Busy {
   unsynced?: ReplicaSyncError;
   /** Why the last try got no answer (the store unreachable), unless an answer came after it. */
   failure?: LockRedisError;
+  /** Store attempts the wait made (counted where the wait began with it set, for its trace). */
+  attempts?: number;
+}
+
+/** Counts one store attempt of the wait `busy` stands for. */
+export function counted(busy: Busy): void {
+  if (busy.attempts !== undefined) busy.attempts++;
 }
 
 /**

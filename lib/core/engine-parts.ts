@@ -73,6 +73,7 @@ export function engineParts(
     calls,
     waiters,
     observer,
+    tracer: config.tracer,
     fairQueueTimeout: config.fairQueueTimeout,
     noLeaseRetry: config.leaseTime,
     releaseHold,

@@ -1,13 +1,15 @@
-import { unsynced, type Busy } from './busy';
+import { counted, unsynced, type Busy } from './busy';
 import { now } from '../time/clock';
 import type { Acquirer, AcquirerDriver } from './acquirer';
 import type { LockHold } from './lock-hold';
+import type { WaitTrace } from './lock-tracer';
 import type { ResolvedLockOptions } from './options/lock-options';
 import { GroupHandle } from './ownership/group-handle';
 import { LockEntry } from './ownership/lock-entry';
 import type { LockTarget } from '../store';
 import { kindOf, MULTI_KIND, PLAIN_KIND } from './kinds';
 import { targetKeys, type GroupTarget } from './targets';
+import { startTrace, traceWait } from './traced-wait';
 
 /** A group attempt refused by a member other than the one its queue waits for. */
 class MovedToMember extends Error {
@@ -75,9 +77,12 @@ export class GroupAcquirer {
               keys: missing.map((i) => keys[i]),
             };
       const left = { ...opts, waitTime: Math.max(0, opts.waitTime - (now() - started)) };
+      const tracer = this.driver.tracer;
+      // Traced as the call asked: its keys, its kind and its wait.
+      const trace = tracer && startTrace(tracer, target, opts.waitTime);
       let entered: LockEntry[] | Busy;
       try {
-        entered = await this.takeGroup(rest, left, outer);
+        entered = await this.takeGroup(rest, left, outer, trace);
       } catch (error) {
         await this.leave(members);
         throw error;
@@ -91,18 +96,23 @@ export class GroupAcquirer {
     return new GroupHandle(members, keys);
   }
 
-  /** The members a group still needs, as entries chained after `outer`. */
+  /** The members a group still needs, as entries chained after `outer`; `trace` follows it. */
   private async takeGroup(
     rest: LockTarget,
     opts: ResolvedLockOptions,
     outer: LockEntry | undefined,
+    trace: WaitTrace | undefined,
   ): Promise<LockEntry[] | Busy> {
     const keys = targetKeys(rest);
     const started = now();
-    const busy: Busy = { leaseEnds: undefined };
-    const hold = kindOf(rest.kind).group
-      ? await this.takeAll(rest, opts, started, busy)
-      : await this.single.take(rest, opts, started, busy, undefined, (taken) => taken);
+    const busy: Busy = { leaseEnds: undefined, attempts: 0 };
+    const take = () =>
+      kindOf(rest.kind).group
+        ? this.takeAll(rest, opts, started, busy)
+        : this.single.take(rest, opts, started, busy, undefined, (taken) => taken);
+    const hold = await (trace === undefined
+      ? take()
+      : traceWait(trace, busy, take, (taken) => taken ?? undefined));
     const observer = this.driver.observer;
     if (hold) observer?.acquired(rest.key, now() - started);
     else observer?.busy(rest.key, now() - started);
@@ -135,8 +145,9 @@ export class GroupAcquirer {
     let member = 0;
     let refusedBy = 0;
     const refused = (reply: { busy?: number }) => (refusedBy = reply.busy ?? 0);
-    const attempt = () =>
-      this.driver.calls.attempt(target, opts, { refused }).then(
+    const attempt = () => {
+      counted(busy);
+      return this.driver.calls.attempt(target, opts, { refused }).then(
         (result) => {
           if (typeof result !== 'number') return result;
           busy.leaseEnds = now() + result;
@@ -145,6 +156,8 @@ export class GroupAcquirer {
         },
         (error: unknown) => unsynced(error, busy),
       );
+    };
+    counted(busy);
     const first = await this.driver.calls
       .attempt(target, opts, { refused })
       .catch((error: unknown) => unsynced(error, busy));

@@ -232,6 +232,7 @@ export class HoldCalls {
     this.holds.remove(hold);
     if (hold.released) return;
     hold.released = true;
+    hold.trace?.released();
     const listeners = await this.store.release(hold).catch(() => null);
     if (listeners !== null) this.waiters.released(hold, listeners);
   }

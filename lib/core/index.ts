@@ -3,6 +3,7 @@ export { LockEngine } from './lock-engine';
 export type { LockEngineConfig } from './lock-engine-config';
 export type { LockHandle, PermitHandle } from './lock-handle';
 export type { LockObserver } from './lock-observer';
+export type { HoldTrace, LockTracer, TracedKind, TracedWait, WaitTrace } from './lock-tracer';
 export {
   LeaderCampaign,
   type LeaderChange,

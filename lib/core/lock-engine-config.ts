@@ -1,4 +1,5 @@
 import type { LockObserver } from './lock-observer';
+import type { LockTracer } from './lock-tracer';
 import type { ResolvedEngineOptions } from './options/engine-options';
 import type { LockStore } from '../store';
 
@@ -17,4 +18,6 @@ export interface LockEngineConfig extends ResolvedEngineOptions {
   logger: LockEngineLogger;
   /** Told about acquisitions, busy locks, releases, losses and renewal failures. */
   observer?: LockObserver;
+  /** Follows each outermost acquisition and its hold (e.g. as spans); none by default. */
+  tracer?: LockTracer;
 }

@@ -3,6 +3,7 @@ import { now } from '../time/clock';
 import { checkedOnRead } from '../time/deadline-signal';
 import type { HoldKind, LockTarget, StoredHold } from '../store';
 import { kindOf } from './kinds';
+import type { HoldTrace } from './lock-tracer';
 
 /** Who keeps a hold (LockHolds): told when a read finds its lease deadline passed. */
 export interface HoldKeeper {
@@ -34,6 +35,8 @@ export class LockHold implements StoredHold {
   maxHold = Infinity;
   /** Monotonic time at which the grant was read (the lock was taken before). */
   grantedAt: number;
+  /** The hold's trace (LockTracer), ended by its release or its loss; unset when untraced. */
+  trace: HoldTrace | undefined = undefined;
 
   readonly kind: HoldKind;
   /** Of a kind others may hold at once too (a read hold, a permit): a waiter's turn passes on. */

@@ -128,6 +128,7 @@ export class LockHolds implements HoldKeeper {
     this.driver.outside(() => {
       if (!hold.lose(reason)) return;
       this.remove(hold);
+      hold.trace?.lost(hold.lostError!);
       this.driver.lost(hold.lostError!);
     });
   }

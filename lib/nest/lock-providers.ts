@@ -6,6 +6,7 @@ import { LockLifecycle } from './lock-lifecycle';
 import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
 import { LockService } from './lock.service';
 import { LockEvents } from './observability/lock-events';
+import { LockSpans } from './observability/lock-spans';
 import { openStore } from './open-store';
 import { isUserStore } from './options/connection-source.validation';
 import {
@@ -33,6 +34,7 @@ function engineFactory(
     store,
     logger: new Logger(LOGGER_CONTEXT),
     observer: events,
+    tracer: options.tracing ? LockSpans.create(options.exposeKeys) : undefined,
   });
 }
 

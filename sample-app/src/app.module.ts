@@ -35,7 +35,11 @@ export class AppModule {
         // it once for pub/sub and never closes the client it was lent.
         RedisLockModule.forRootAsync({
           inject: [REDIS, APP_CONFIG],
-          useFactory: (client: Redis, app: AppConfig) => ({ client, keyPrefix: app.keyPrefix }),
+          useFactory: (client: Redis, app: AppConfig) => ({
+            client,
+            keyPrefix: app.keyPrefix,
+            tracing: app.tracing ?? false,
+          }),
         }),
         ...(config.jobs ? [ScheduleModule.forRoot()] : []),
       ],

@@ -12,6 +12,11 @@ export interface AppConfig {
    * tick) and the outbox relay (`@LeaderOnly`: one instance at a time), each named `instance`.
    */
   jobs?: { instance: string };
+  /**
+   * RedisLockModule's `tracing`: lock spans on the global TracerProvider (register one first,
+   * see tracing.ts). Default false.
+   */
+  tracing?: boolean;
 }
 
 /** Injection token of the AppConfig. */

@@ -13,13 +13,16 @@ import { runJobs } from './demo-jobs';
 import { ORDERS, payOrders } from './demo-orders';
 import { resolveRedis } from './demo-redis';
 import { transferBothWays } from './demo-transfers';
+import { startTracing, type SpanCounts } from './tracing';
 
 /**
  * `npm run demo`: starts the orders app on a free port and fires concurrent requests at each
  * kind of lock: payments (plain lock: every order charged exactly once), balance reads and
  * deposits (read-write lock), transfers both ways (multi-lock), exports (semaphore); then two
- * instances run a cron job (`@ScheduledLock`) and a leader loop (`@LeaderOnly`). Prints
- * what it saw; exits 0 when every check passed, 1 otherwise.
+ * instances run a cron job (`@ScheduledLock`) and a leader loop (`@LeaderOnly`). The first app
+ * records lock spans (module option `tracing`) into an in-memory exporter, summed up in one line
+ * (skipped when the OpenTelemetry packages are not installed). Prints what it saw; exits 0 when
+ * every check passed, 1 otherwise.
  * Redis: REDIS_URL, else 127.0.0.1:6379, else a redis-server it starts (`--own-redis` skips
  * 6379). Every key it writes carries a per-run prefix and is deleted at the end.
  */
@@ -36,10 +39,12 @@ async function main(): Promise<number> {
       `library ${relative(process.cwd(), require.resolve('nestjs-redis-lock'))}`,
   );
   console.log(`Redis ${redis.url} (${redis.origin}), key prefix ${keyPrefix}`);
+  const tracing = startTracing({ memory: true });
   try {
-    const app = await NestFactory.create(AppModule.forRoot({ redisUrl: redis.url, keyPrefix }), {
-      logger: ['warn', 'error'],
-    });
+    const app = await NestFactory.create(
+      AppModule.forRoot({ redisUrl: redis.url, keyPrefix, tracing: tracing !== undefined }),
+      { logger: ['warn', 'error'] },
+    );
     try {
       await app.listen(0, '127.0.0.1');
       const { port } = (app.getHttpServer() as { address(): AddressInfo }).address();
@@ -53,8 +58,11 @@ async function main(): Promise<number> {
     } finally {
       await app.close();
     }
+    if (tracing) console.log(spansLine(tracing.counts(), check));
+    else console.log('Tracing: skipped (@opentelemetry/sdk-trace-base is not installed)\n');
     summaries.push(await runJobs({ redisUrl: redis.url, keyPrefix }, check));
   } finally {
+    await tracing?.stop();
     const removed = await removeKeys(redis.url, keyPrefix);
     await redis.stop();
     console.log(`Cleanup: app closed, ${removed} demo keys deleted`);
@@ -67,6 +75,32 @@ async function main(): Promise<number> {
   }
   console.log(`\nOK: ${summaries.join('; ')}`);
   return 0;
+}
+
+/**
+ * The one-line summary of the spans of steps 1-5; checks that every wait ended with the lock
+ * (the module's waitTime is long enough for each burst) and every hold with its release.
+ */
+function spansLine(counts: SpanCounts, check: Check): string {
+  const list = (byOutcome: Record<string, number>) =>
+    Object.entries(byOutcome)
+      .map(([outcome, count]) => `${outcome} ${count}`)
+      .join(', ') || 'none';
+  const acquired = counts.acquire.acquired ?? 0;
+  const total = (byOutcome: Record<string, number>) =>
+    Object.values(byOutcome).reduce((sum, count) => sum + count, 0);
+  check(
+    acquired > 0 && acquired === total(counts.acquire),
+    `spans: every lock.acquire should end acquired, got ${list(counts.acquire)}`,
+  );
+  check(
+    counts.hold.released === acquired && total(counts.hold) === acquired,
+    `spans: every lock.hold should end released (${acquired}), got ${list(counts.hold)}`,
+  );
+  return (
+    `Tracing (in-memory exporter): lock.acquire ${list(counts.acquire)} ` +
+    `(${counts.retried} waited for more than one attempt); lock.hold ${list(counts.hold)}\n`
+  );
 }
 
 function packageVersion(name: string): string {

@@ -3,11 +3,13 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { startMetrics } from './telemetry';
+import { startTracing } from './tracing';
 
 /**
  * Starts the orders app: REDIS_URL (default redis://127.0.0.1:6379), PORT (default 3000),
  * HOST (default 127.0.0.1; 0.0.0.0 to accept outside connections), KEY_PREFIX (default
- * `sample-app:`), METRICS=console (print the lock metrics, see telemetry.ts). SIGTERM/SIGINT
+ * `sample-app:`), METRICS=console (print the lock metrics, see telemetry.ts), TRACES=console
+ * (print the lock spans, see tracing.ts). SIGTERM/SIGINT
  * close it gracefully (locks released, connections closed).
  *
  *   curl -X POST localhost:3000/orders -H 'content-type: application/json' -d '{"amount":42}'
@@ -21,10 +23,13 @@ import { startMetrics } from './telemetry';
  */
 async function bootstrap(): Promise<void> {
   startMetrics();
+  const tracing =
+    process.env.TRACES === 'console' ? startTracing({ console: true }) !== undefined : false;
   const app = await NestFactory.create(
     AppModule.forRoot({
       redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       keyPrefix: process.env.KEY_PREFIX ?? 'sample-app:',
+      tracing,
     }),
   );
   app.enableShutdownHooks();

@@ -20,6 +20,7 @@ describe('module options (pure)', () => {
       busyStatus: 409,
       redisErrorStatus: 503,
       exposeKeys: false,
+      tracing: false,
       syncReplicas: 0,
       syncTimeout: 1_000,
       fairQueueTimeout: 5_000,
@@ -60,6 +61,7 @@ describe('module options (pure)', () => {
       /expected 500, 502, 503 or 504, got 429/,
     ],
     [{ redis: {}, exposeKeys: 1 }, 'exposeKeys', /true or false/],
+    [{ redis: {}, tracing: 'on' }, 'tracing', /true or false/],
     [{ redis: {}, leasetime: 100 }, 'leasetime', /did you mean "leaseTime"/],
     [{ redis: {}, host: 'x' }, 'host', /unknown option/],
   ])('rejects %j naming %s', (options, option, message) => {

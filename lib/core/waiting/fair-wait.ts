@@ -1,4 +1,4 @@
-import { unsynced, type Busy } from '../busy';
+import { counted, unsynced, type Busy } from '../busy';
 import { now } from '../../time/clock';
 import type { HoldCalls } from '../hold-calls';
 import type { LockHold } from '../lock-hold';
@@ -46,14 +46,16 @@ export async function takeFair(
   const owner = calls.newOwner();
   const queue = opts.waitTime > 0;
   const extra = { owner, request: { queue, placeTimeout: driver.fairQueueTimeout } };
-  const attempt = () =>
-    calls.attempt(target, opts, extra).then(
+  const attempt = () => {
+    counted(busy);
+    return calls.attempt(target, opts, extra).then(
       (result) => {
         if (typeof result === 'number') busy.leaseEnds = now() + result;
         return result;
       },
       (error: unknown) => unsynced(error, busy),
     );
+  };
   const request = { ...target, owner, leaseTime: opts.leaseTime, fencing: false, ...extra.request };
   const leave = () =>
     leaveQueue(fairQueue, request, () => driver.closing() !== undefined, driver.outside);

@@ -1,17 +1,5 @@
 import type { Attributes, Counter, Histogram } from '@opentelemetry/api';
-
-/** The OpenTelemetry API, when installed; the library never requires it otherwise. */
-type OtelApi = typeof import('@opentelemetry/api');
-
-function loadOtel(): OtelApi | undefined {
-  try {
-    // An optional peer: required lazily so the library loads without it.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('@opentelemetry/api') as OtelApi;
-  } catch {
-    return undefined;
-  }
-}
+import { loadOtel } from './otel-api';
 
 /** Name of the meter (instrumentation scope) the library records with. */
 export const METER_NAME = 'nestjs-redis-lock';

@@ -69,10 +69,17 @@ export interface RedisLockModuleOptions {
    */
   redisErrorStatus?: RedisErrorStatus;
   /**
-   * Name lock keys in what callers receive (error bodies) and in metric attributes. Keys can
-   * hold ids, so the default is false.
+   * Name lock keys in what callers receive (error bodies), in metric attributes and in span
+   * attributes (`lock.key`). Keys can hold ids, so the default is false.
    */
   exposeKeys?: boolean;
+  /**
+   * Record OpenTelemetry spans through `@opentelemetry/api` (an optional peer, which must then be
+   * installed): `lock.acquire` for the wait of each outermost acquisition and `lock.hold` for the
+   * hold, children of the span active at the call (see README, "Tracing"). Default false: no
+   * span, and nothing added to a lock call.
+   */
+  tracing?: boolean;
   /**
    * Replicas that must acknowledge every grant (Redis WAIT on the grant's connection) before an
    * acquire succeeds; a grant fewer acknowledged is released and tried again within the wait,

@@ -61,6 +61,7 @@ export const MODULE_OPTIONS = {
   busyStatus: { check: statusCheck<BusyStatus>([409, 423, 503]), default: 409 },
   redisErrorStatus: { check: statusCheck(REDIS_ERROR_STATUSES), default: 503 },
   exposeKeys: { check: booleanCheck, default: false },
+  tracing: { check: booleanCheck, default: false },
   syncReplicas: ENGINE_OPTIONS.syncReplicas,
   syncTimeout: { check: millisecondsCheck(1, 60_000), default: 1_000 },
   fairQueueTimeout: ENGINE_OPTIONS.fairQueueTimeout,
