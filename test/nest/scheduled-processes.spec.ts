@@ -124,7 +124,10 @@ describe('scheduled jobs across three processes', () => {
     expect(lost[1]).toMatch(/maxHold \(2000 ms\)/);
     expect(children[0].lines.some((line) => /^warn .*job:d.*maxHold/.test(line))).toBe(true);
     const hungAt = runs().find((run) => run.job === 'd' && run.tick === hungTick)!.at;
-    const after = runs().filter((run) => run.job === 'd' && run.tick > hungTick);
+    // In time order (runs() lists them child by child).
+    const after = runs()
+      .filter((run) => run.job === 'd' && run.tick > hungTick)
+      .sort((a, b) => a.at - b.at);
     expect(after.length).toBeGreaterThan(0);
     expect(after[0].instance).not.toBe('1');
     expect(after[0].at - hungAt).toBeGreaterThanOrEqual(2_000);
