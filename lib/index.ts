@@ -16,6 +16,7 @@ export type {
 export {
   LockAcquireTimeoutError,
   LockError,
+  type LockHolder,
   LockKeyError,
   LockLostError,
   LockNotHeldError,

@@ -56,7 +56,7 @@ export interface HoldCallsDriver {
  */
 export class HoldCalls {
   /** This engine's id: the first half of every owner id. */
-  private readonly clientId = randomUUID();
+  readonly clientId = randomUUID();
   private ownerSeq = 0;
   /** Attempts sent and not yet settled; drained() waits for them. */
   private inFlight = 0;
