@@ -31,6 +31,20 @@ export { LockExceptionFilter } from './nest/errors/lock-exception.filter';
 export type { LockEvent } from './nest/observability/lock-events';
 export { METER_NAME } from './nest/observability/lock-metrics';
 export { LockService } from './nest/lock.service';
+export {
+  LockInspector,
+  type ClientSummary,
+  type HolderView,
+  type InspectorConnectOptions,
+  type ListOptions,
+  type LockDescription,
+  type LockKindFound,
+  type LockSummary,
+  type OwnerView,
+  type PermitCount,
+  type QueuedView,
+} from './inspector';
+export type { ClientInfo } from './store';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';
 export {

@@ -5,7 +5,11 @@
  * that expires within one TTL. One key per client, each in its own slot: fine on a Cluster.
  */
 import type { ClientInfo } from '../../store';
+import { resolvesWithin } from '../../time/time-limit';
 import type { RedisClient } from './client';
+
+/** How long stop() waits for the DEL of the record, ms (it expires anyway). */
+const UNREGISTER_TIMEOUT = 200;
 
 /** The SCAN pattern of every client record. */
 export const CLIENT_KEY_PATTERN = 'redisson_lock_client:*';
@@ -120,12 +124,16 @@ export class ClientRegistration {
     this.timer.unref();
   }
 
-  /** Stops refreshing and deletes the record (best effort: it expires within its TTL anyway). */
+  /**
+   * Stops refreshing and deletes the record: best effort, only on a ready connection and for at
+   * most UNREGISTER_TIMEOUT ms (a shutdown never waits for Redis); else it expires within its TTL.
+   */
   async stop(): Promise<void> {
     this.stopTimer();
     const key = this.key;
     this.key = undefined;
-    if (key !== undefined) await this.client.command('del', [key]).catch(() => undefined);
+    if (key === undefined || this.client.status !== 'ready') return;
+    await resolvesWithin(this.client.command('del', [key]), UNREGISTER_TIMEOUT);
   }
 
   private stopTimer(): void {
