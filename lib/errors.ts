@@ -6,6 +6,16 @@ export class LockError extends Error {
   }
 }
 
+/** Which process holds a lock: what its client registered (see docs/inspector.md). */
+export interface LockHolder {
+  /** The holder's `appName` (module option; default its package.json name). */
+  readonly app: string;
+  /** The holder's host name (`os.hostname()`). */
+  readonly host: string;
+  /** The holder's process id. */
+  readonly pid: number;
+}
+
 /** The lock could not be taken within the wait time. */
 export class LockAcquireTimeoutError extends LockError {
   constructor(
@@ -21,15 +31,26 @@ export class LockAcquireTimeoutError extends LockError {
      * hold of this process was timed); undefined when the holder has no lease.
      */
     readonly retryAfter?: number,
+    /**
+     * The process that held the lock when the wait ended, when its client is registered in Redis
+     * (looked up once, after the wait, best effort); undefined for an unregistered holder (a Java
+     * Redisson service), a semaphore, the memory store, or a lookup that took too long.
+     */
+    readonly holder?: LockHolder,
   ) {
     super(
       `Could not acquire lock "${key}" within ${waitTime} ms: ` +
         (heldByThisProcess
           ? 'another call chain of this process (e.g. another request) still holds it. '
-          : 'another owner still holds it. ') +
+          : `another owner${holder ? ` (${holderText(holder)})` : ''} still holds it. `) +
         'Raise waitTime, or use tryAcquire() to handle a busy lock without an error.',
     );
   }
+}
+
+/** A holder in words: `app orders on host web-1, pid 4242`. */
+export function holderText(holder: LockHolder): string {
+  return `app ${holder.app} on host ${holder.host}, pid ${holder.pid}`;
 }
 
 /** A release or re-entry was attempted by a caller that does not hold the lock. */

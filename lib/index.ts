@@ -16,6 +16,7 @@ export type {
 export {
   LockAcquireTimeoutError,
   LockError,
+  type LockHolder,
   LockKeyError,
   LockLostError,
   LockNotHeldError,
@@ -31,6 +32,20 @@ export type { LockEvent } from './nest/observability/lock-events';
 export { METER_NAME } from './nest/observability/lock-metrics';
 export { TRACER_NAME } from './nest/observability/lock-spans';
 export { LockService } from './nest/lock.service';
+export {
+  LockInspector,
+  type ClientSummary,
+  type HolderView,
+  type InspectorConnectOptions,
+  type ListOptions,
+  type LockDescription,
+  type LockKindFound,
+  type LockSummary,
+  type OwnerView,
+  type PermitCount,
+  type QueuedView,
+} from './inspector';
+export type { ClientInfo } from './store';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';
 export {

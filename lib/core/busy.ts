@@ -1,5 +1,15 @@
-import { LockAcquireTimeoutError, ReplicaSyncError, type LockRedisError } from '../errors';
+import {
+  LockAcquireTimeoutError,
+  ReplicaSyncError,
+  type LockHolder,
+  type LockRedisError,
+} from '../errors';
+import { hasPort, type LockStore, type LockTarget } from '../store';
 import { now } from '../time/clock';
+import { TIMED_OUT, within } from '../time/time-limit';
+
+/** How long a busy caller's error waits for the lookup of the lock's holder, ms. */
+export const HOLDER_LOOKUP_TIMEOUT = 250;
 
 /** Delay before trying again after a grant was undone for want of replica acknowledgements, ms. */
 const SYNC_RETRY_DELAY = 100;
@@ -42,6 +52,7 @@ export function busyError(
   busy: Busy,
   heldByThisProcess: boolean,
   typicalHold: number | undefined,
+  holder?: LockHolder,
 ): LockAcquireTimeoutError {
   const left = busy.leaseEnds === undefined ? NaN : Math.max(0, busy.leaseEnds - now());
   return new LockAcquireTimeoutError(
@@ -49,5 +60,25 @@ export function busyError(
     waitTime,
     heldByThisProcess,
     Number.isFinite(left) ? Math.min(left, typicalHold ?? Infinity) : undefined,
+    holder,
   );
+}
+
+/**
+ * The registered process holding `target` (see ClientRegistryPort), looked up once a wait has
+ * ended: at most HOLDER_LOOKUP_TIMEOUT ms, undefined when the store keeps no registry, the
+ * holder is not registered, or the lookup fails or takes longer.
+ */
+export async function lookUpHolder(
+  store: LockStore,
+  target: LockTarget,
+): Promise<LockHolder | undefined> {
+  if (!hasPort(store, 'clientRegistry')) return undefined;
+  try {
+    const found = await within(store.holderOf(target), HOLDER_LOOKUP_TIMEOUT);
+    if (found === TIMED_OUT || found === undefined) return undefined;
+    return { app: found.app, host: found.host, pid: found.pid };
+  } catch {
+    return undefined;
+  }
 }

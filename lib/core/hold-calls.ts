@@ -51,7 +51,7 @@ export interface HoldCallsDriver extends ReleaseDriver {
  */
 export class HoldCalls {
   /** This engine's id: the first half of every owner id. */
-  private readonly clientId = randomUUID();
+  readonly clientId = randomUUID();
   private ownerSeq = 0;
   /** Attempts sent and not yet settled; drained() waits for them. */
   private inFlight = 0;

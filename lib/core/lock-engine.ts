@@ -23,7 +23,7 @@ import { ChainHandles } from './ownership/chain-handles';
 import { LockEntry } from './ownership/lock-entry';
 import { OwnerContext } from './ownership/owner-context';
 import type { LockTarget } from '../store';
-import { busyError, type Busy } from './busy';
+import { busyError, lookUpHolder, type Busy } from './busy';
 import { HoldTimes } from './hold-times';
 import type { LockEngineConfig } from './lock-engine-config';
 import { kindOf, lockKind } from './kinds';
@@ -65,6 +65,11 @@ export class LockEngine {
     });
   }
 
+  /** This engine's client id: the uuid before the `:` of every owner id it writes. */
+  get clientId(): string {
+    return this.parts.calls.clientId;
+  }
+
   /** How many locks this process holds now. */
   get heldCount(): number {
     return this.parts.holds.size;
@@ -81,7 +86,7 @@ export class LockEngine {
     const refused = this.handles.refuse(target); // undefined on the hot path: no await
     if (refused) await refused;
     const entry = await this.enter(target, opts);
-    if (!isHandle(entry)) throw this.busyError(target, opts, entry);
+    if (!isHandle(entry)) throw await this.busyError(target, opts, entry);
     ChainHandles.add(scope, entry);
     return entry;
   }
@@ -157,7 +162,7 @@ export class LockEngine {
     if (refused) await refused;
     const entry = await this.enter(target, opts);
     if (!isHandle(entry)) {
-      if (policies?.onBusy !== 'skip') throw this.busyError(target, opts, entry);
+      if (policies?.onBusy !== 'skip') throw await this.busyError(target, opts, entry);
       this.config.logger.debug(`Skipped: lock "${target.key}" was busy after ${opts.waitTime} ms.`);
       return undefined;
     }
@@ -287,10 +292,16 @@ export class LockEngine {
     return target;
   }
 
-  /** The error of a call still busy after its wait (heldByThisProcess: any member, any chain). */
-  private busyError(target: LockTarget, opts: ResolvedLockOptions, busy: Busy) {
+  /**
+   * The error of a call still busy after its wait (heldByThisProcess: any member, any chain), with
+   * the holder's registered process when another process holds it (lookUpHolder: one bounded
+   * lookup, only now that the wait is over).
+   */
+  private async busyError(target: LockTarget, opts: ResolvedLockOptions, busy: Busy) {
     const here = this.parts.holds.holdsAny(target.names ?? [target.name]);
-    return busyError(target.key, opts.waitTime, busy, here, this.holdTimes.typical(target.key));
+    const holder = here ? undefined : await lookUpHolder(this.config.store, target);
+    const typical = this.holdTimes.typical(target.key);
+    return busyError(target.key, opts.waitTime, busy, here, typical, holder);
   }
 
   private report(error: LockLostError): void {

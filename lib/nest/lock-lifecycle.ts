@@ -15,12 +15,14 @@ import { LockEvents } from './observability/lock-events';
 import { storeOpenedByModule } from './open-store';
 import type { ResolvedModuleOptions } from './options/redis-lock-options.validation';
 import { LOGGER_CONTEXT } from './redis-lock.constants';
+import { registerClient, unregisterClient } from './registry/client-registration';
 
 /** How long the startup check waits for Redis, ms. */
 const STARTUP_CHECK_TIMEOUT = 5_000;
 
 /**
- * The module's lifecycle: connects the store it opened at startup (as `checkOnStartup` says),
+ * The module's lifecycle: connects the store it opened at startup (as `checkOnStartup` says) and
+ * registers its client in Redis (see docs/inspector.md),
  * starts the leadership campaigns once the application has started, closes them at shutdown (a
  * leader resigns) before it stops the engine, then closes that store. A store of the user's own (the `store`
  * option's LockStore, an override of LOCK_STORE) is theirs to connect and close.
@@ -55,6 +57,7 @@ export class LockLifecycle
           this.logger.warn(`${(error as Error).message} Lock calls fail until it is reachable.`);
         }
       });
+      registerClient(store, this.engine, this.options); // written once Redis answers
       return;
     }
     try {
@@ -63,6 +66,7 @@ export class LockLifecycle
       await store.close(); // a failed bootstrap leaves no socket behind
       throw error;
     }
+    registerClient(store, this.engine, this.options);
   }
 
   /** Starts the leadership campaigns: the application is up. */
@@ -79,11 +83,16 @@ export class LockLifecycle
     await this.engine.close(this.options.shutdownTimeout);
   }
 
-  /** Releases what is still held and closes the connections the module opened. */
+  /**
+   * Releases what is still held, removes the client's record from the registry and closes the
+   * connections the module opened.
+   */
   async onApplicationShutdown(): Promise<void> {
     await this.leaders.close();
     await this.engine.close();
-    await storeOpenedByModule(this.store)?.close();
+    const store = storeOpenedByModule(this.store);
+    if (store !== undefined) await unregisterClient(store);
+    await store?.close();
     this.events.complete();
   }
 }

@@ -1,6 +1,9 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { ENGINE_OPTIONS, LockEngine, pickOptions } from '../core';
+import { LockError } from '../errors';
+import { LockInspector } from '../inspector';
 import type { LockStore } from '../store';
+import { RedisStore } from '../stores/redis';
 import { Leaders } from './leadership/leaders';
 import { LockLifecycle } from './lock-lifecycle';
 import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
@@ -39,9 +42,23 @@ function engineFactory(
 }
 
 /**
+ * The inspector on the module's Redis connection; with another store (memory, a store of the
+ * user's) one whose methods reject, saying why.
+ */
+function inspectorFactory(options: ResolvedModuleOptions, store: LockStore): LockInspector {
+  if (store instanceof RedisStore) return new LockInspector(store.redisClient, options.keyPrefix);
+  return new LockInspector(
+    new LockError(
+      'LockInspector reads Redis: this module keeps its locks in another store (the store option).',
+    ),
+    options.keyPrefix,
+  );
+}
+
+/**
  * The module's providers, each built by a factory from the one before: the resolved options
  * (checked once, at boot), the events, the store, the engine, the leadership campaigns on it;
- * LockService on the engine, and the lifecycle (connect at startup, campaign after bootstrap,
+ * the inspector on the store's connection; LockService on the engine, and the lifecycle (connect at startup, campaign after bootstrap,
  * close at shutdown).
  */
 export const LOCK_PROVIDERS: Provider[] = [
@@ -65,6 +82,11 @@ export const LOCK_PROVIDERS: Provider[] = [
     provide: Leaders,
     useFactory: (engine: LockEngine) => new Leaders(engine),
     inject: [LOCK_ENGINE],
+  },
+  {
+    provide: LockInspector,
+    useFactory: inspectorFactory,
+    inject: [RESOLVED_LOCK_OPTIONS, LOCK_STORE],
   },
   LockService,
   LockLifecycle,

@@ -6,6 +6,7 @@ import { LockExceptionFilter } from './errors/lock-exception.filter';
 import { LOCK_PROVIDERS } from './lock-providers';
 import { LOCK_ENGINE, LOCK_STORE, RESOLVED_LOCK_OPTIONS } from './lock-tokens';
 import { LockService } from './lock.service';
+import { LockInspector } from '../inspector';
 import {
   RedisLockConfigurableModule,
   type REDIS_LOCK_ASYNC_OPTIONS_TYPE,
@@ -28,12 +29,12 @@ export type RedisLockTestingOptions = Omit<RedisLockModuleOptions, 'redis' | 'cl
  * `forRootAsync({ imports, inject, useFactory })` provides LockService and enables `@Locked`.
  * Global unless `isGlobal: false`; maps busy locks to 409 (see LockExceptionFilter) unless
  * `mapErrors: false`. Each handled call runs in a scope that tells a request waiting for its own
- * `acquire()` handle (see ChainScopeInterceptor). Exports LockService and the tokens
+ * `acquire()` handle (see ChainScopeInterceptor). Exports LockService, LockInspector and the tokens
  * RESOLVED_LOCK_OPTIONS, LOCK_STORE and LOCK_ENGINE.
  */
 @Module({
   providers: [...LOCK_PROVIDERS, { provide: APP_INTERCEPTOR, useClass: ChainScopeInterceptor }],
-  exports: [LockService, RESOLVED_LOCK_OPTIONS, LOCK_STORE, LOCK_ENGINE],
+  exports: [LockService, LockInspector, RESOLVED_LOCK_OPTIONS, LOCK_STORE, LOCK_ENGINE],
 })
 export class RedisLockModule extends RedisLockConfigurableModule {
   /** The module with these options; a missing or non-object argument fails here, by name. */

@@ -1,4 +1,4 @@
-import { LockError } from '../errors';
+import { LockError, type LockHolder } from '../errors';
 import type { AcquireReply, AcquireRequest, LockStore, LockTarget, StoredHold } from './lock-store';
 
 /*
@@ -51,12 +51,44 @@ export interface KeptReleasePort {
   releaseKept(hold: StoredHold, keepFor: number): Promise<boolean>;
 }
 
+/** What a client (one LockService's engine) registers about itself: see ClientRegistryPort. */
+export interface ClientInfo extends LockHolder {
+  /** The client id: the uuid before the `:` of every owner field the client writes. */
+  readonly id: string;
+  /** The library's version. */
+  readonly version: string;
+  /** When the client registered, ms since the epoch. */
+  readonly startedAt: number;
+  /** The client's `keyPrefix`. */
+  readonly keyPrefix: string;
+}
+
+/**
+ * The client registry: a record of each live client in the store, so that a lock's holder can
+ * be named (the inspector, a busy caller's error). Off the lock path: kept alive by a timer.
+ */
+export interface ClientRegistryPort {
+  /**
+   * Registers `info` for `ttl` ms and keeps it registered (refreshed every third of `ttl`, by an
+   * unref'd timer; a failed write is retried then) until unregisterClient(). Once per store.
+   */
+  registerClient(info: ClientInfo, ttl: number): void;
+  /** Stops refreshing and removes the record (best effort: else it expires within its ttl). */
+  unregisterClient(): Promise<void>;
+  /**
+   * The registered client of a holder of `target` (for a group, of its first held member); undefined
+   * when it is free, held by an unregistered client, or not a lock with owner fields.
+   */
+  holderOf(target: LockTarget): Promise<ClientInfo | undefined>;
+}
+
 /** Every port by name. */
 export interface StorePorts {
   fairQueue: FairQueuePort;
   permitCount: PermitCountPort;
   fastPath: FastPathPort;
   keptRelease: KeptReleasePort;
+  clientRegistry: ClientRegistryPort;
 }
 
 /** The name of a port. */
@@ -68,6 +100,7 @@ const PROBES: { readonly [P in StorePort]: keyof StorePorts[P] } = {
   permitCount: 'available',
   fastPath: 'acquireInto',
   keptRelease: 'releaseKept',
+  clientRegistry: 'registerClient',
 };
 
 /** What each port serves, for the error of a store without it. */
@@ -76,6 +109,7 @@ const SERVES: { readonly [P in StorePort]: string } = {
   permitCount: "a semaphore's available()",
   fastPath: 'the fast path',
   keptRelease: 'holdAtLeast',
+  clientRegistry: 'the client registry',
 };
 
 /** Whether `store` has the capability port `port`. */

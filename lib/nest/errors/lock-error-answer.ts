@@ -1,4 +1,4 @@
-import { LockAcquireTimeoutError, type LockKeyError } from '../../errors';
+import { holderText, LockAcquireTimeoutError, type LockKeyError } from '../../errors';
 
 /** HTTP status a busy lock answers with (module option `busyStatus`). */
 export type BusyStatus = 409 | 423 | 503;
@@ -9,7 +9,10 @@ export interface LockErrorAnswer {
   statusCode: number;
   /** The status' reason phrase, as in Nest's HttpException bodies. */
   error: string;
-  /** A sentence for the client; names the key only when `exposeKeys` is set. */
+  /**
+   * A sentence for the client; names the key, and the holder's registered process when known,
+   * only when `exposeKeys` is set.
+   */
   message: string;
   /** Whole seconds to wait before retrying (HTTP `Retry-After`), at least 1; see busyError. */
   retryAfter: number | undefined;
@@ -37,7 +40,7 @@ export function lockErrorAnswer(
       error: phrase,
       code,
       message: exposeKeys
-        ? `Lock "${error.key}" is held by another operation.`
+        ? `Lock "${error.key}" is held by another operation${error.holder ? ` (${holderText(error.holder)})` : ''}.`
         : 'The resource is locked by another operation.',
       // Whole seconds (HTTP), rounded up, at least 1: 0 would invite an immediate retry.
       retryAfter:

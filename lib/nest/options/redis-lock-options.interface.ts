@@ -102,4 +102,10 @@ export interface RedisLockModuleOptions {
    * `maxHold` option. Default Infinity (renewed while held).
    */
   maxHold?: number;
+  /**
+   * The application's name in the client registry (what the inspector, the CLI and a busy
+   * caller's `LockAcquireTimeoutError.holder` name a holder by). Default: `npm_package_name`,
+   * else the `name` of the application's package.json, else `'unknown'`.
+   */
+  appName?: string;
 }

@@ -44,6 +44,16 @@ const shutdownTimeoutCheck: Check<number> = (value, option) => {
   return value;
 };
 
+const appNameCheck: Check<string> = (value, option) => {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
+    throw new LockOptionsError(
+      option,
+      `expected a non-empty string of at most 200 characters, got ${describe(value)}.`,
+    );
+  }
+  return value;
+};
+
 /**
  * The module's option table: each option of `forRoot` with its check and default, in the order
  * they are checked (after the source: exactly one of `redis`, `cluster`, `client`, `store`).
@@ -66,6 +76,7 @@ export const MODULE_OPTIONS = {
   syncTimeout: { check: millisecondsCheck(1, 60_000), default: 1_000 },
   fairQueueTimeout: ENGINE_OPTIONS.fairQueueTimeout,
   maxHold: ENGINE_OPTIONS.maxHold,
+  appName: { check: appNameCheck },
 } as const satisfies OptionTableOf<RedisLockModuleOptions>;
 
 /** How the module is registered (`forRoot`'s extras): not part of the resolved options. */

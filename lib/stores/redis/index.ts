@@ -1,4 +1,4 @@
-/** The Redis store's front door: what opening a store on Redis needs. */
+/** The Redis store's front door: what opening a store on Redis (and inspecting one) needs. */
 export {
   IOREDIS_MAJOR,
   openConnections,
@@ -9,4 +9,30 @@ export {
   type Redis,
   type RedisOptions,
 } from './client/ioredis';
+export {
+  isReplyError,
+  ready,
+  type Outcome,
+  type PipelineCommand,
+  type RedisClient,
+  type RedisConnections,
+  type ServerClient,
+} from './client';
+export {
+  CLIENT_KEY_PATTERN,
+  clientIdOfKey,
+  ownerClientId,
+  parseClientInfo,
+  readClientInfo,
+} from './client-registry';
+export { keySlot } from './key-slot';
+export {
+  channelName,
+  fairQueueName,
+  fairTimeoutName,
+  permitsName,
+  rwChannelName,
+  semaphoreChannelName,
+  tokenKey,
+} from './redis-names';
 export { RedisStore } from './redis-store';

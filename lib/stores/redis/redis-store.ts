@@ -4,6 +4,8 @@ import {
   unsupportedError,
   type AcquireReply,
   type AcquireRequest,
+  type ClientInfo,
+  type ClientRegistryPort,
   type FairQueuePort,
   type FastPathPort,
   type HoldKind,
@@ -14,6 +16,7 @@ import {
   type PermitCountPort,
   type StoredHold,
 } from '../../store';
+import { ClientRegistration, holderOfNames } from './client-registry';
 import { redisKinds, type RedisKind } from './kinds';
 import type { RedisClient, RedisConnections } from './client';
 import { redisError } from './replies';
@@ -35,7 +38,13 @@ const RELEASE_RESEND_GRACE = 500;
  * classic otherwise.
  */
 export class RedisStore
-  implements LockStore, FairQueuePort, PermitCountPort, FastPathPort, KeptReleasePort
+  implements
+    LockStore,
+    FairQueuePort,
+    PermitCountPort,
+    FastPathPort,
+    KeptReleasePort,
+    ClientRegistryPort
 {
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
@@ -44,6 +53,7 @@ export class RedisStore
   private readonly notices: RedisNotices;
   /** The Redis side of each kind of hold (kinds/), by id. */
   private readonly kinds: { readonly [K in HoldKind]: RedisKind };
+  private readonly registration: ClientRegistration;
 
   constructor(
     private readonly connections: RedisConnections,
@@ -53,6 +63,7 @@ export class RedisStore
     this.client = connections.client;
     this.commands = connections.commands;
     this.notices = new RedisNotices(connections);
+    this.registration = new ClientRegistration(this.client);
     this.kinds = redisKinds({
       client: this.client,
       syncTimeout,
@@ -218,6 +229,24 @@ export class RedisStore
     return this.commands.down();
   }
 
+  /** ClientRegistryPort: a record under `redisson_lock_client:{<id>}` (see client-registry.ts). */
+  registerClient(info: ClientInfo, ttl: number): void {
+    this.registration.start(info, ttl);
+  }
+
+  unregisterClient(): Promise<void> {
+    return this.registration.stop();
+  }
+
+  holderOf(target: LockTarget): Promise<ClientInfo | undefined> {
+    return holderOfNames(this.client, target.names ?? [target.name]);
+  }
+
+  /** The command client (the inspector reads Redis through it). */
+  get redisClient(): RedisClient {
+    return this.client;
+  }
+
   /** Runs a script call, followed by WAIT when `replicas` > 0 (see runSynced). */
   private runCall(call: ScriptCall, replicas: number): Promise<[unknown, number]> {
     return runSynced(
@@ -250,8 +279,9 @@ export class RedisStore
     return performance.now() - started;
   }
 
-  /** Closes the connections the store opened. */
+  /** Stops the client registration's timer and closes the connections the store opened. */
   close(): Promise<void> {
+    void this.registration.stop().catch(() => undefined);
     return this.connections.close();
   }
 }

@@ -79,6 +79,11 @@ export interface CommandClient extends ScriptRunner, RedisConnection {
    */
   pipeline(commands: readonly PipelineCommand[]): Promise<Outcome[]>;
   hget(key: string, field: string): Promise<string | null>;
+  /**
+   * Any one command (its name, lower case, then its arguments): the client registry's writes and
+   * the inspector's reads. On a Cluster it goes to the master of its first key's slot.
+   */
+  command(name: string, args: readonly RedisArg[]): Promise<unknown>;
   /** INFO `section` (on a Cluster: of any one node). */
   info(section: string): Promise<string>;
   ping(): Promise<unknown>;
@@ -97,7 +102,13 @@ export interface ClusterClient extends CommandClient {
    * (the same object for every slot a master serves), or undefined when the client knows
    * none. Scripts run on a master are not redirected (MOVED and ASK are not followed).
    */
-  slotMasters(): (slot: number) => ScriptRunner | undefined;
+  slotMasters(): (slot: number) => ServerClient | undefined;
+  /**
+   * The nodes the client knows now, each as a connection of its own: the masters, or every node
+   * (replicas too: classic pub/sub subscribers may be on any). For commands that concern one node
+   * (SCAN, PUBSUB NUMSUB).
+   */
+  nodes(role: 'master' | 'all'): ServerClient[];
 }
 
 /** The store's command connection: one server (or Sentinel primary), or a Cluster. */

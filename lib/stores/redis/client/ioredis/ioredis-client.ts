@@ -9,7 +9,6 @@ import type {
   RedisArg,
   RedisClient,
   RedisConnection,
-  ScriptRunner,
   ServerClient,
   SubscriberConnection,
 } from '../redis-client';
@@ -75,6 +74,10 @@ abstract class IoredisCommands<C extends Redis | Cluster> extends IoredisConnect
     return this.redis.hget(key, field);
   }
 
+  command(name: string, args: readonly RedisArg[]): Promise<unknown> {
+    return this.redis.call(name, ...args);
+  }
+
   info(section: string): Promise<string> {
     return this.redis.info(section);
   }
@@ -106,13 +109,17 @@ export class IoredisCluster extends IoredisCommands<Cluster> implements ClusterC
 
   batchWrites(): void {}
 
-  slotMasters(): (slot: number) => ScriptRunner | undefined {
+  slotMasters(): (slot: number) => ServerClient | undefined {
     const masters = new Map(this.redis.nodes('master').map((node) => [nodeKey(node), node]));
     const { slots } = this.redis;
     return (slot) => {
       const master = masters.get(slots[slot]?.[0] ?? '');
       return master && serverOf(master);
     };
+  }
+
+  nodes(role: 'master' | 'all'): ServerClient[] {
+    return this.redis.nodes(role).map(serverOf);
   }
 }
 
