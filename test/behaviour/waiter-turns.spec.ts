@@ -24,8 +24,13 @@ describe.each(STORE_KINDS)('waiters passing the turn on (%s store)', (kind) => {
   let locks: LockService;
   let prefix: string;
 
-  // Leases far beyond every wait: a waiter that only retries after a lease never gets in.
-  lockAppEach(store, { leaseTime: 30_000, waitTime: 6_000 }, (made) => ({ locks, prefix } = made));
+  // Leases far beyond every wait: a waiter that only retries after a lease never gets in. No
+  // client registry: the command counts see lock commands only.
+  lockAppEach(
+    store,
+    { leaseTime: 30_000, waitTime: 6_000, clientRegistry: false },
+    (made) => ({ locks, prefix } = made),
+  );
 
   it('the waiter behind one granted the last permit waits for the earliest held permit’s expiry, not the new lease', async () => {
     const semaphore = locks.semaphore('last', { permits: 2 });

@@ -25,6 +25,7 @@ describe('module options (pure)', () => {
       syncTimeout: 1_000,
       fairQueueTimeout: 5_000,
       maxHold: Infinity,
+      clientRegistry: true,
     });
   });
 

@@ -108,4 +108,11 @@ export interface RedisLockModuleOptions {
    * else the `name` of the application's package.json, else `'unknown'`.
    */
   appName?: string;
+  /**
+   * Whether this client registers itself in Redis (`redisson_lock_client:{<id>}`, one lease's
+   * TTL, refreshed every third of it): what names it as a holder to the inspector, the CLI and
+   * other processes' `LockAcquireTimeoutError.holder`. Turn it off when an ACL keeps the client
+   * out of those keys, or to send nothing but lock commands. Default true.
+   */
+  clientRegistry?: boolean;
 }

@@ -77,6 +77,7 @@ export const MODULE_OPTIONS = {
   fairQueueTimeout: ENGINE_OPTIONS.fairQueueTimeout,
   maxHold: ENGINE_OPTIONS.maxHold,
   appName: { check: appNameCheck },
+  clientRegistry: { check: booleanCheck, default: true },
 } as const satisfies OptionTableOf<RedisLockModuleOptions>;
 
 /** How the module is registered (`forRoot`'s extras): not part of the resolved options. */

@@ -19,7 +19,8 @@ export function clientInfo(engine: LockEngine, options: ResolvedModuleOptions): 
 }
 
 /**
- * Registers the engine's client in the store's client registry (a store with the port: Redis),
+ * Registers the engine's client in the store's client registry (a store with the port: Redis;
+ * unless the `clientRegistry` option is off),
  * kept for one `leaseTime` past its last refresh, so a dead process's record is gone within a
  * lease, as its locks are. False when the store keeps no registry (the memory store).
  */
@@ -28,7 +29,7 @@ export function registerClient(
   engine: LockEngine,
   options: ResolvedModuleOptions,
 ): boolean {
-  if (!hasPort(store, 'clientRegistry')) return false;
+  if (!options.clientRegistry || !hasPort(store, 'clientRegistry')) return false;
   store.registerClient(clientInfo(engine, options), options.leaseTime);
   return true;
 }

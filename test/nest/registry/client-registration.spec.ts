@@ -55,6 +55,13 @@ describe('client registry', () => {
     expect(await record(server.raw, id)).toBeNull();
   });
 
+  it('registers nothing with clientRegistry: false', async () => {
+    const { app: nest, locks } = await app({ clientRegistry: false, leaseTime: 300 });
+    const id = nest.get<LockEngine>(LOCK_ENGINE).clientId;
+    await locks.run('quiet', () => sleep(200)); // past a refresh period
+    expect(await server.raw.exists(`redisson_lock_client:{${id}}`)).toBe(0);
+  });
+
   it("the owner fields' uuid is the registered client id", async () => {
     const { app: nest, locks, prefix } = await app();
     const id = nest.get<LockEngine>(LOCK_ENGINE).clientId;
