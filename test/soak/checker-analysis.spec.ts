@@ -22,6 +22,14 @@ const hold = (
   outcome: 'ok',
   ...extra,
 });
+/** Process 7 frozen (SIGSTOP) from 20 to 300. */
+const stop: CheckerFault = {
+  kind: 'stop-worker',
+  start: 20,
+  end: 300,
+  losesWrites: false,
+  process: 7,
+};
 const wait = (resources: number[], start: number, end: number, outcome: Wait['outcome']): Wait => ({
   process: 1,
   resources,
@@ -69,13 +77,6 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
   });
 
   it('a thawed holder’s one act before it is told is counted apart; a second act is a violation', () => {
-    const stop: CheckerFault = {
-      kind: 'stop-worker',
-      start: 20,
-      end: 300,
-      losesWrites: false,
-      process: 7,
-    };
     const later = () => hold('x', [0], 100, 200);
     // Acted at 10 and 20, frozen until 300, acted once at 301, told at 302.
     const once = hold('x', [0], 10, 301, { process: 7, acts: [10, 20, 301], told: 302 });
@@ -89,13 +90,6 @@ describe('family checker analysis: conflicts, stuck waits, leftovers', () => {
   });
 
   it('so is a thawed holder entering: frozen between its grant and its first act', () => {
-    const stop: CheckerFault = {
-      kind: 'stop-worker',
-      start: 20,
-      end: 300,
-      losesWrites: false,
-      process: 7,
-    };
     const other = () => hold('x', [0], 100, 400);
     // Granted before 20, frozen until 300, entered once at 301, told at 302.
     const once = hold('x', [0], 301, 301, { process: 7, acts: [301], told: 302, outcome: 'lost' });
