@@ -46,7 +46,7 @@ export {
   type PermitCount,
   type QueuedView,
 } from './inspector';
-export { RedisLockInspectorModule, type RedisLockInspectorOptions } from './inspector/page';
+export { RedisLockInspectorModule, type RedisLockInspectorOptions } from './inspector-page';
 export type { ClientInfo } from './store';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';

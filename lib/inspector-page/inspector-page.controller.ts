@@ -17,9 +17,9 @@ import {
   UseGuards,
   type Type,
 } from '@nestjs/common';
-import { LockError, LockKeyError, LockOptionsError, LockRedisError } from '../../errors';
-import { LockService } from '../../nest/lock.service';
-import { LockInspector } from '../lock-inspector';
+import { LockError, LockKeyError, LockOptionsError, LockRedisError } from '../errors';
+import { LockService } from '../nest/lock.service';
+import { LockInspector } from '../inspector';
 import { PAGE_CSP, pageHtml } from './page-html';
 import type { ResolvedInspectorPageOptions } from './inspector-page.options';
 

@@ -1,6 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
-import { assertKnownOptions, describe } from '../../core';
-import { LockOptionsError } from '../../errors';
+import { assertKnownOptions, describe } from '../core';
+import { LockOptionsError } from '../errors';
 
 /** Options of `RedisLockInspectorModule.register()`. */
 export interface RedisLockInspectorOptions {
