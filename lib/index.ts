@@ -38,6 +38,7 @@ export {
   type HolderView,
   type InspectorConnectOptions,
   type ListOptions,
+  type ListWaitingOptions,
   type LockDescription,
   type LockKindFound,
   type LockSummary,
@@ -45,6 +46,7 @@ export {
   type PermitCount,
   type QueuedView,
 } from './inspector';
+export { RedisLockInspectorModule, type RedisLockInspectorOptions } from './inspector-page';
 export type { ClientInfo } from './store';
 export { Locked, type LockedOptions } from './nest/decorators/locked.decorator';
 export { Semaphore, type SemaphoreOptions } from './nest/decorators/semaphore.decorator';

@@ -9,4 +9,9 @@ export type {
   PermitCount,
   QueuedView,
 } from './lock-description';
-export { LockInspector, type InspectorConnectOptions, type ListOptions } from './lock-inspector';
+export {
+  LockInspector,
+  type InspectorConnectOptions,
+  type ListOptions,
+  type ListWaitingOptions,
+} from './lock-inspector';

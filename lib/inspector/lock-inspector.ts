@@ -42,6 +42,12 @@ export interface ListOptions {
   limit?: number;
 }
 
+/** list() with each lock's `waiting` count (one more read per lock found). */
+export interface ListWaitingOptions extends ListOptions {
+  /** Count the processes waiting for each lock, as describe() does. */
+  waiting: true;
+}
+
 /** Names that belong to a lock but are not one: channels' companions, tokens, latches, queues. */
 const AUXILIARY =
   /^redisson_(lock__channel|lock_token|unlock_latch|lock_queue|lock_timeout|lock_client|rwlock|sc):|:rwlock_timeout:/;
@@ -138,9 +144,12 @@ export class LockInspector {
   /**
    * The held locks whose keys match `match` (a SCAN pattern, without keyPrefix), at most `limit`,
    * sorted by key: SCAN in batches on the server or on every master of a Cluster, then one read
-   * per lock hash or string found.
+   * per lock hash or string found. With `waiting: true`, each lock also gets its `waiting` count
+   * (PUBSUB NUMSUB of its channel, as describe()).
    */
-  async list(options: ListOptions = {}): Promise<LockSummary[]> {
+  list(options: ListWaitingOptions): Promise<LockDescription[]>;
+  list(options?: ListOptions): Promise<LockSummary[]>;
+  async list(options: ListOptions & { waiting?: boolean } = {}): Promise<LockSummary[]> {
     const client = this.redis();
     const match = options.match ?? '*';
     if (typeof match !== 'string' || match === '') {
@@ -162,7 +171,18 @@ export class LockInspector {
         return found.length >= limit;
       }),
     );
-    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, limit);
+    const locks = found
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .slice(0, limit);
+    if (options.waiting !== true) return locks;
+    return this.reading(match, () =>
+      Promise.all(
+        locks.map(async (lock) => ({
+          ...lock,
+          waiting: await waitingOn(client, waitChannel(lock)),
+        })),
+      ),
+    );
   }
 
   /**

@@ -1,13 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import type { Redis } from 'ioredis';
-import { RedisLockModule } from 'nestjs-redis-lock';
+import { RedisLockInspectorModule, RedisLockModule } from 'nestjs-redis-lock';
 import { AccountsController } from './accounts.controller';
 import { AccountsRepository } from './accounts.repository';
 import { AccountsService } from './accounts.service';
 import { APP_CONFIG, REDIS, type AppConfig } from './config';
 import { ExportsController } from './exports.controller';
 import { ExportsService } from './exports.service';
+import { LocalOnlyGuard } from './local-only.guard';
 import { OrdersController } from './orders.controller';
 import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
@@ -22,7 +23,8 @@ import { WalletsService } from './wallets.service';
 /**
  * The orders app: orders (plain lock), accounts (read-write lock), wallets (multi-lock) and
  * order exports (semaphore); with `jobs`, also a report job (`@ScheduledLock`) and the outbox
- * relay (`@LeaderOnly`). `AppModule.forRoot({ redisUrl, keyPrefix, jobs? })`.
+ * relay (`@LeaderOnly`); the inspector page of held locks at `/locks` (read-only, from this
+ * machine only). `AppModule.forRoot({ redisUrl, keyPrefix, jobs? })`.
  */
 @Module({})
 export class AppModule {
@@ -41,6 +43,8 @@ export class AppModule {
             tracing: app.tracing ?? false,
           }),
         }),
+        // Who holds which lock: a page at /locks and its JSON API under /locks/api.
+        RedisLockInspectorModule.register({ path: '/locks', guard: LocalOnlyGuard }),
         ...(config.jobs ? [ScheduleModule.forRoot()] : []),
       ],
       controllers: [OrdersController, AccountsController, WalletsController, ExportsController],

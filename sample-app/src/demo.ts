@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import type { Check } from './demo-http';
 import { readAndDeposit } from './demo-accounts';
 import { limitExports } from './demo-exports';
+import { openInspectorPage } from './demo-inspector';
 import { runJobs } from './demo-jobs';
 import { ORDERS, payOrders } from './demo-orders';
 import { resolveRedis } from './demo-redis';
@@ -55,6 +56,7 @@ async function main(): Promise<number> {
       summaries.push(await readAndDeposit(base, check));
       summaries.push(await transferBothWays(base, check));
       summaries.push(await limitExports(base, check, ORDERS));
+      summaries.push(await openInspectorPage(base, check));
     } finally {
       await app.close();
     }

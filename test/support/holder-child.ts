@@ -2,8 +2,10 @@
  * A child process that holds locks for inspection tests (holder-process.ts): RedisLockModule on
  * `url` with `keyPrefix`, `appName` and `leaseTime` from argv. Prints `ready <client id> <pid>`,
  * then runs one stdin command per line and prints `done <line>` once it holds what was asked:
- * `lock <key>`, `read <key>`, `write <key>`, `fair <key>`, `permit <key> <permits>`, or
- * `wait <key>` / `fairwait <key>` (prints `started <line>` and waits for the lock in the background).
+ * `lock <key>`, `read <key>`, `write <key>`, `fair <key>`, `permit <key> <permits>`,
+ * `lease <key> <ms>` (a lock with an explicit lease: no watchdog), `release <key>` (the last hold
+ * taken on it), or `wait <key>` / `fairwait <key>` (prints `started <line>` and waits for the lock
+ * in the background).
  */
 import 'reflect-metadata';
 import { createInterface } from 'node:readline';
@@ -11,18 +13,31 @@ import type { LockEngine } from '../../lib/core';
 import { LOCK_ENGINE, type LockService } from '../../lib';
 import { childApp } from './child-app';
 
+/** The holds taken, by key, the last one last. */
+const holds = new Map<string, { release(): Promise<void> }[]>();
+
+/** Keeps the hold `taking` resolves to under `key`. */
+async function kept(key: string, taking: Promise<{ release(): Promise<void> }>) {
+  const hold = await taking;
+  holds.set(key, [...(holds.get(key) ?? []), hold]);
+}
+
 function run(locks: LockService, words: string[]): Promise<unknown> | undefined {
   const [command, key, extra] = words;
   switch (command) {
     case 'lock':
-      return locks.acquire(key);
+      return kept(key, locks.acquire(key));
+    case 'lease':
+      return kept(key, locks.acquire(key, { leaseTime: Number(extra) }));
+    case 'release':
+      return holds.get(key)?.pop()?.release() ?? Promise.reject(new Error(`no hold on ${key}`));
     case 'read':
     case 'write':
-      return locks.acquire(key, { mode: command });
+      return kept(key, locks.acquire(key, { mode: command }));
     case 'fair':
-      return locks.acquire(key, { fair: true });
+      return kept(key, locks.acquire(key, { fair: true }));
     case 'permit':
-      return locks.semaphore(key, { permits: Number(extra) }).acquire();
+      return kept(key, locks.semaphore(key, { permits: Number(extra) }).acquire());
     case 'wait':
       void locks.acquire(key, { waitTime: 60_000 }).catch(() => undefined);
       return undefined;

@@ -1,0 +1,329 @@
+/**
+ * The inspector page: one HTML document with its CSS and script inline (no CDN, no framework).
+ * The script and the style never change, so the page's Content-Security-Policy allows exactly
+ * them by hash; the options the script needs travel in `data-` attributes of `<body>`, escaped.
+ * The script puts every value it shows into the page as text (`textContent`), never as HTML.
+ */
+import { createHash } from 'node:crypto';
+
+const STYLE = `
+:root { color-scheme: light dark; --line: #d0d4da; --muted: #6b7280; --accent: #2563eb;
+  --bad: #b91c1c; --row: rgba(127, 127, 127, 0.06); }
+* { box-sizing: border-box; }
+body { margin: 0; padding: 20px 24px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI",
+  Roboto, sans-serif; }
+header { display: flex; align-items: baseline; gap: 16px; flex-wrap: wrap; }
+h1 { font-size: 20px; margin: 0; }
+h2 { font-size: 16px; margin: 28px 0 8px; }
+#status { color: var(--muted); font-size: 12px; }
+#status.error { color: var(--bad); }
+form { display: flex; gap: 10px; align-items: center; margin: 14px 0; }
+input { font: inherit; padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px;
+  min-width: 320px; background: transparent; color: inherit; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line);
+  vertical-align: top; }
+th { font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted);
+  font-weight: 600; }
+tbody tr:nth-child(even) { background: var(--row); }
+td.key, td.id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  word-break: break-all; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.kind { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px;
+  border: 1px solid var(--line); }
+.holder { white-space: nowrap; }
+.holder + .holder { margin-top: 2px; }
+.unknown, .muted { color: var(--muted); }
+.unknown { font-style: italic; }
+.mode { font-size: 11px; color: var(--muted); margin-left: 4px; }
+button { font: inherit; font-size: 12px; padding: 3px 10px; border-radius: 6px; cursor: pointer;
+  border: 1px solid var(--bad); color: var(--bad); background: transparent; }
+button:disabled { opacity: 0.5; cursor: default; }
+.empty { color: var(--muted); padding: 14px 10px; }
+.stale tbody { opacity: 0.55; }
+`;
+
+/** The page's script: fetches the API every 1.5 s, counts leases down between fetches. */
+const SCRIPT = `
+(function () {
+  'use strict';
+  var body = document.body;
+  var unlockAllowed = body.getAttribute('data-allow-unlock') === 'true';
+  var base = location.pathname.replace(/\\/+$/, '') + '/api/';
+  var REFRESH = 1500;
+  var CLIENTS_EVERY = 4;
+  var matchInput = document.getElementById('match');
+  var status = document.getElementById('status');
+  var locksBody = document.querySelector('#locks tbody');
+  var clientsBody = document.querySelector('#clients tbody');
+  var timer = 0;
+  var cycle = 0;
+  var countdowns = [];
+  var fetchedAt = 0;
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function cell(row, className, content) {
+    var td = el('td', className);
+    if (content instanceof Node) td.appendChild(content);
+    else if (content !== undefined && content !== null) td.textContent = String(content);
+    row.appendChild(td);
+    return td;
+  }
+
+  function pattern() {
+    var text = matchInput.value.trim();
+    if (text === '') return '*';
+    return /[*?[]/.test(text) ? text : '*' + text + '*';
+  }
+
+  function formatTtl(ms) {
+    if (ms === 'Infinity') return 'no lease';
+    if (ms === null || ms === undefined) return '';
+    if (ms <= 0) return '0.0 s';
+    if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+    var s = Math.floor(ms / 1000);
+    if (s < 3600) return Math.floor(s / 60) + ' min ' + (s % 60) + ' s';
+    return Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
+  }
+
+  function describeClient(client, clientId) {
+    if (!client) return el('span', 'unknown', 'unknown client ' + String(clientId).slice(0, 8));
+    var span = el('span', 'client', client.app + ' on ' + client.host + ', pid ' + client.pid);
+    span.title = 'client ' + clientId + ', version ' + client.version;
+    return span;
+  }
+
+  function holdersOf(lock) {
+    var box = document.createDocumentFragment();
+    if (lock.holders.length === 0) box.appendChild(el('span', 'muted', 'none'));
+    lock.holders.forEach(function (holder) {
+      var line = el('div', 'holder');
+      line.appendChild(describeClient(holder.client, holder.clientId));
+      var notes = [];
+      if (holder.mode) notes.push(holder.mode);
+      if (holder.holdCount > 1) notes.push('x' + holder.holdCount);
+      if (holder.kept) notes.push('kept');
+      if (notes.length) line.appendChild(el('span', 'mode', notes.join(', ')));
+      box.appendChild(line);
+    });
+    return box;
+  }
+
+  function permitsOf(lock) {
+    if (!lock.permits) return '';
+    return lock.permits.used + ' used / ' + lock.permits.free + ' free';
+  }
+
+  function unlock(key, button) {
+    if (!window.confirm('Force unlock "' + key + '"? Its holders lose it.')) return;
+    button.disabled = true;
+    fetch(base + 'locks/' + encodeURIComponent(key), {
+      method: 'DELETE',
+      headers: { 'X-Lock-Inspector': 'unlock' },
+      credentials: 'same-origin',
+    })
+      .then(function (response) {
+        return response.json().then(function (answer) {
+          if (!response.ok) throw new Error(answer.message || response.status);
+          say((answer.unlocked ? 'Unlocked ' : 'Nothing held under ') + key, false);
+        });
+      })
+      .catch(function (error) {
+        say('Unlock failed: ' + error.message, true);
+      })
+      .then(refreshSoon);
+  }
+
+  function renderLocks(answer) {
+    var rows = document.createDocumentFragment();
+    countdowns = [];
+    answer.locks.forEach(function (lock) {
+      var row = el('tr');
+      row.setAttribute('data-key', lock.key);
+      cell(row, 'key', lock.key);
+      cell(row, 'kind-cell', el('span', 'kind', lock.kind));
+      cell(row, 'holders', holdersOf(lock));
+      var ttl = cell(row, 'ttl num', formatTtl(lock.ttl));
+      if (typeof lock.ttl === 'number') countdowns.push({ node: ttl, ttl: lock.ttl });
+      cell(row, 'waiting num', lock.waiting);
+      cell(row, 'queue num', lock.kind === 'fair' ? lock.queue.length : '');
+      cell(row, 'permits num', permitsOf(lock));
+      if (unlockAllowed) {
+        var button = el('button', 'unlock', 'Unlock');
+        button.type = 'button';
+        button.addEventListener('click', function () {
+          unlock(lock.key, button);
+        });
+        cell(row, 'action', button);
+      }
+      rows.appendChild(row);
+    });
+    if (answer.locks.length === 0) {
+      var none = el('tr');
+      var td = cell(none, 'empty', 'No lock held' + (pattern() === '*' ? '.' : ' matches ' + pattern() + '.'));
+      td.colSpan = unlockAllowed ? 8 : 7;
+      rows.appendChild(none);
+    }
+    locksBody.replaceChildren(rows);
+    fetchedAt = performance.now();
+  }
+
+  function renderClients(clients) {
+    var rows = document.createDocumentFragment();
+    clients.forEach(function (entry) {
+      var row = el('tr');
+      var client = entry.client;
+      cell(row, 'app', client ? client.app : el('span', 'unknown', 'unknown client'));
+      cell(row, 'host', client ? client.host : '');
+      cell(row, 'pid num', client ? client.pid : '');
+      cell(row, 'version', client ? client.version : '');
+      cell(row, 'uptime num', client ? formatTtl(Date.now() - client.startedAt) : '');
+      cell(row, 'locks num', entry.locks);
+      cell(row, 'id', entry.clientId);
+      rows.appendChild(row);
+    });
+    if (clients.length === 0) {
+      var none = el('tr');
+      cell(none, 'empty', 'No client registered.').colSpan = 7;
+      rows.appendChild(none);
+    }
+    clientsBody.replaceChildren(rows);
+  }
+
+  function tick() {
+    var elapsed = performance.now() - fetchedAt;
+    countdowns.forEach(function (countdown) {
+      countdown.node.textContent = formatTtl(Math.max(0, countdown.ttl - elapsed));
+    });
+  }
+
+  function say(text, bad) {
+    status.textContent = text;
+    status.className = bad ? 'error' : '';
+  }
+
+  function get(path) {
+    return fetch(base + path, { credentials: 'same-origin', cache: 'no-store' }).then(
+      function (response) {
+        return response.json().then(function (answer) {
+          if (!response.ok) throw new Error(response.status + ': ' + (answer.message || ''));
+          return answer;
+        });
+      },
+    );
+  }
+
+  function refresh() {
+    clearTimeout(timer);
+    var query = 'locks?match=' + encodeURIComponent(pattern());
+    var withClients = cycle++ % CLIENTS_EVERY === 0;
+    Promise.all([get(query), withClients ? get('clients') : null])
+      .then(function (answers) {
+        renderLocks(answers[0]);
+        if (answers[1]) renderClients(answers[1].clients);
+        document.getElementById('locks').classList.remove('stale');
+        say(answers[0].locks.length + ' held, updated ' + new Date().toLocaleTimeString(), false);
+      })
+      .catch(function (error) {
+        document.getElementById('locks').classList.add('stale');
+        say('Cannot refresh: ' + error.message, true);
+      })
+      .then(function () {
+        timer = setTimeout(refresh, REFRESH);
+      });
+  }
+
+  function refreshSoon() {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, 0);
+  }
+
+  var initial = new URLSearchParams(location.search).get('match');
+  if (initial) matchInput.value = initial;
+  var typing = 0;
+  matchInput.addEventListener('input', function () {
+    clearTimeout(typing);
+    typing = setTimeout(function () {
+      var url = new URL(location.href);
+      if (matchInput.value.trim()) url.searchParams.set('match', matchInput.value.trim());
+      else url.searchParams.delete('match');
+      history.replaceState(null, '', url);
+      cycle = 0;
+      refreshSoon();
+    }, 250);
+  });
+  document.getElementById('filter').addEventListener('submit', function (event) {
+    event.preventDefault();
+    refreshSoon();
+  });
+  setInterval(tick, 200);
+  refresh();
+})();
+`;
+
+/** `'sha256-…'` of a script or style, for the Content-Security-Policy. */
+function hashOf(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/** The page's Content-Security-Policy: its own script and style, fetches to its own origin. */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  `script-src ${hashOf(SCRIPT)}`,
+  `style-src ${hashOf(STYLE)}`,
+  "connect-src 'self'",
+  'img-src data:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** `text` with the characters that mean something in HTML (text or attribute) escaped. */
+export function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
+}
+
+/** The page's HTML; `allowUnlock` adds an unlock button to each row. */
+export function pageHtml(allowUnlock: boolean): string {
+  const title = 'Held locks';
+  const unlockHeader = allowUnlock ? '<th></th>' : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+<title>${title}</title>
+<style>${STYLE}</style>
+</head>
+<body data-allow-unlock="${escapeHtml(String(allowUnlock))}">
+<header><h1>${title}</h1><span id="status">Loading…</span></header>
+<form id="filter" role="search">
+<label for="match">Filter</label>
+<input id="match" name="match" type="search" autocomplete="off" spellcheck="false"
+  placeholder="order:* or a part of the key">
+</form>
+<table id="locks">
+<thead><tr><th>Key</th><th>Kind</th><th>Holders</th><th class="num">TTL</th><th class="num">Waiting</th><th class="num">Queue</th><th class="num">Permits</th>${unlockHeader}</tr></thead>
+<tbody></tbody>
+</table>
+<h2>Clients</h2>
+<table id="clients">
+<thead><tr><th>App</th><th>Host</th><th class="num">Pid</th><th>Version</th><th class="num">Up</th><th class="num">Locks</th><th>Client id</th></tr></thead>
+<tbody></tbody>
+</table>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+}
