@@ -51,13 +51,11 @@ const SCRIPT = `
   var unlockAllowed = body.getAttribute('data-allow-unlock') === 'true';
   var base = location.pathname.replace(/\\/+$/, '') + '/api/';
   var REFRESH = 1500;
-  var CLIENTS_EVERY = 4;
   var matchInput = document.getElementById('match');
   var status = document.getElementById('status');
   var locksBody = document.querySelector('#locks tbody');
   var clientsBody = document.querySelector('#clients tbody');
   var timer = 0;
-  var cycle = 0;
   var countdowns = [];
   var fetchedAt = 0;
 
@@ -222,11 +220,11 @@ const SCRIPT = `
   function refresh() {
     clearTimeout(timer);
     var query = 'locks?match=' + encodeURIComponent(pattern());
-    var withClients = cycle++ % CLIENTS_EVERY === 0;
-    Promise.all([get(query), withClients ? get('clients') : null])
+    // Both tables in one refresh: the clients' lock counts match the locks shown.
+    Promise.all([get(query), get('clients')])
       .then(function (answers) {
         renderLocks(answers[0]);
-        if (answers[1]) renderClients(answers[1].clients);
+        renderClients(answers[1].clients);
         document.getElementById('locks').classList.remove('stale');
         say(answers[0].locks.length + ' held, updated ' + new Date().toLocaleTimeString(), false);
       })
@@ -254,7 +252,6 @@ const SCRIPT = `
       if (matchInput.value.trim()) url.searchParams.set('match', matchInput.value.trim());
       else url.searchParams.delete('match');
       history.replaceState(null, '', url);
-      cycle = 0;
       refreshSoon();
     }, 250);
   });
