@@ -6,7 +6,7 @@ import type { ResolvedLockOptions } from '../options/lock-options';
 import { isConnectionError } from '../../errors';
 import { PLAIN_KIND } from '../kinds';
 import { requirePort, type LockStore, type LockTarget } from '../../store';
-import { DeadlineTimer } from '../../time/time-limit';
+import { DeadlineTimer, within } from '../../time/time-limit';
 import { leaveQueue } from './fair-leave';
 import type { ChannelListener, LockWaiters } from './lock-waiters';
 
@@ -82,13 +82,14 @@ export async function takeFair(
       leave,
       subscribe: (listener) => {
         waiters.listen(channel, listener);
-        // A failed SUBSCRIBE leaves no listener behind (the acquire then fails with its error).
         const subscribed = [store.subscribe(channel), waiters.alsoListen(plain, listener)];
         return Promise.all(subscribed).then(
-          () => undefined,
+          () => true,
           async (error: unknown) => {
+            // Reported as a queue's is; the waiter waits on by its attempts. No listener stays.
+            waiters.failed(error);
             await unsubscribe(listener).catch(() => undefined);
-            throw error;
+            return false;
           },
         );
       },
@@ -107,8 +108,11 @@ export interface FairWaitHost {
   attempt(): Promise<LockHold | number>;
   /** Leaves the queue in the store (see leaveQueue); never rejects. */
   leave(): Promise<void>;
-  /** Starts routing the messages of this waiter's channels here and subscribes to them. */
-  subscribe(listener: ChannelListener): Promise<void>;
+  /**
+   * Starts routing the messages of this waiter's channels here and subscribes to them: true once
+   * subscribed; false when that failed (reported; nothing stays subscribed). Never rejects.
+   */
+  subscribe(listener: ChannelListener): Promise<boolean>;
   unsubscribe(listener: ChannelListener): Promise<void>;
 }
 
@@ -142,11 +146,13 @@ export class FairWait implements ChannelListener {
     const deadline = now() + this.waitTime;
     const onAbort = () => this.wake?.();
     this.signal?.addEventListener('abort', onAbort);
-    let subscribed = false;
+    const subscription = this.host.subscribe(this);
     try {
-      await this.host.subscribe(this);
-      subscribed = true;
-      // A turn announced before the subscription took effect is caught by this attempt.
+      // A turn announced before the subscription took effect is caught by the first attempt.
+      // With the connection cut it may not answer for long (or fail): the attempts do not wait
+      // for it past renewEvery or the wait's end, and go on without it (every renewEvery, and
+      // when the store's wait is over).
+      await within(subscription, Math.min(this.renewEvery, Math.max(0, deadline - now())));
       let retry = 0;
       for (;;) {
         this.check();
@@ -169,7 +175,9 @@ export class FairWait implements ChannelListener {
     } finally {
       this.signal?.removeEventListener('abort', onAbort);
       this.timer.cancel();
-      if (subscribed) void this.host.unsubscribe(this).catch(() => undefined);
+      void subscription.then((subscribed) => {
+        if (subscribed) void this.host.unsubscribe(this).catch(() => undefined);
+      });
     }
   }
 

@@ -124,6 +124,11 @@ export class LockWaiters {
    * Routes the messages of `channel` to `listener` too, and subscribes to it: the subscription
    * is shared with the channel's queue, and ends when the last of them goes.
    */
+  /** A fair waiter's subscription failed: reported as a queue's (it waits on by its attempts). */
+  failed(error: unknown): void {
+    this.host.failed(error);
+  }
+
   alsoListen(channel: string, listener: ChannelListener): Promise<void> {
     const listening = this.alsoListening.get(channel) ?? new Set<ChannelListener>();
     this.alsoListening.set(channel, listening.add(listener));

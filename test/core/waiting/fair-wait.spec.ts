@@ -21,7 +21,7 @@ function scripted(answers: (number | LockHold)[]) {
       left++;
       return Promise.resolve();
     },
-    subscribe: () => Promise.resolve(),
+    subscribe: () => Promise.resolve(true),
     unsubscribe: () => Promise.resolve(),
   };
   return { host, attempts, left: () => left };
@@ -53,6 +53,34 @@ describe('FairWait', () => {
     // attempt, never runs out while it lives.
     expect(store.attempts).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000]);
     expect(store.left()).toBe(0);
+  });
+
+  it('waits on by its attempts when its subscription does not answer (a cut connection), and ends with its wait', async () => {
+    const store = scripted([30_000, 30_000, 30_000, 30_000]);
+    const host = { ...store.host, subscribe: () => new Promise<boolean>(() => undefined) };
+    const wait = new FairWait(host, 2_500, 1_000, undefined);
+    const held = wait.run(100);
+    for (let i = 0; i < 6; i++) {
+      await settle();
+      jest.advanceTimersByTime(500);
+    }
+    await settle();
+    await expect(held).resolves.toBeNull();
+    expect(store.attempts).toEqual([1_000, 2_000, 2_500]);
+    expect(store.left()).toBe(1);
+  });
+
+  it('a failed subscription does not fail the wait: the attempts go on, and one gets the lock', async () => {
+    const store = scripted([30_000, 30_000]);
+    const host = { ...store.host, subscribe: () => Promise.resolve(false) };
+    const held = new FairWait(host, 10_000, 1_000, undefined).run(100);
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      jest.advanceTimersByTime(1_000);
+    }
+    await settle();
+    await expect(held).resolves.toBe(HOLD);
+    expect(store.attempts).toEqual([0, 1_000, 2_000]);
   });
 
   it('comes back at once when told, and leaves the queue when its wait is over', async () => {
