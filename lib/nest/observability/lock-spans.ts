@@ -17,10 +17,11 @@ export const TRACER_NAME = 'nestjs-redis-lock';
  * `lock.lost` event with its reason.
  */
 export class LockSpans implements LockTracer {
+  // Private: the public types (lib/index.ts) name nothing of the optional peer.
   private constructor(
     /** Its context functions and status codes. */
-    readonly otel: OtelApi,
-    readonly tracer: Tracer,
+    private readonly otel: OtelApi,
+    private readonly tracer: Tracer,
     private readonly exposeKeys: boolean,
   ) {}
 
@@ -45,7 +46,7 @@ export class LockSpans implements LockTracer {
     if (this.exposeKeys) attributes['lock.key'] = wait.key;
     const parent = this.otel.context.active();
     const span = this.tracer.startSpan('lock.acquire', { attributes }, parent);
-    return new WaitSpan(this, span, parent, attributes, wait.waitTime);
+    return new WaitSpan(this.otel, this.tracer, span, parent, attributes, wait.waitTime);
   }
 }
 
@@ -54,7 +55,8 @@ class WaitSpan implements WaitTrace {
   private readonly started = now();
 
   constructor(
-    private readonly spans: LockSpans,
+    private readonly otel: OtelApi,
+    private readonly tracer: Tracer,
     private readonly span: Span,
     /** The caller's context: the hold's span is its child too. */
     private readonly parent: Context,
@@ -64,18 +66,14 @@ class WaitSpan implements WaitTrace {
   ) {}
 
   run<T>(fn: () => T): T {
-    const { context, trace } = this.spans.otel;
+    const { context, trace } = this.otel;
     return context.with(trace.setSpan(this.parent, this.span), fn);
   }
 
   acquired(attempts: number): HoldTrace {
     this.end('acquired', attempts);
-    const hold = this.spans.tracer.startSpan(
-      'lock.hold',
-      { attributes: this.attributes },
-      this.parent,
-    );
-    return new HoldSpan(this.spans, hold);
+    const hold = this.tracer.startSpan('lock.hold', { attributes: this.attributes }, this.parent);
+    return new HoldSpan(this.otel, hold);
   }
 
   busy(attempts: number): void {
@@ -84,7 +82,7 @@ class WaitSpan implements WaitTrace {
 
   failed(error: unknown, attempts: number): void {
     if (error instanceof Error) this.span.recordException(error);
-    this.span.setStatus({ code: this.spans.otel.SpanStatusCode.ERROR, message: messageOf(error) });
+    this.span.setStatus({ code: this.otel.SpanStatusCode.ERROR, message: messageOf(error) });
     this.end('error', attempts);
   }
 
@@ -104,7 +102,7 @@ class HoldSpan implements HoldTrace {
   private ended = false;
 
   constructor(
-    private readonly spans: LockSpans,
+    private readonly otel: OtelApi,
     private readonly span: Span,
   ) {}
 
@@ -120,7 +118,7 @@ class HoldSpan implements HoldTrace {
     if (this.ended) return;
     this.span.addEvent('lock.lost', { 'lock.lost.reason': error.reason });
     this.span.setStatus({
-      code: this.spans.otel.SpanStatusCode.ERROR,
+      code: this.otel.SpanStatusCode.ERROR,
       message: `lock lost: ${error.reason}`,
     });
     this.end('lost');
