@@ -33,7 +33,7 @@ export default tseslint.config(
     },
   },
   {
-    // Plain CommonJS for jest's configuration (a transform): no type information.
+    // Plain CommonJS (jest's configuration and a transform, a bench worker): no type information.
     files: ['**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
@@ -43,7 +43,10 @@ export default tseslint.config(
         require: 'readonly',
         module: 'writable',
         __filename: 'readonly',
+        __dirname: 'readonly',
         process: 'readonly',
+        performance: 'readonly',
+        console: 'readonly',
       },
     },
     rules: {

@@ -6,7 +6,7 @@
  * The Redis Cluster rows (scenarios/cluster.ts) run last; `--no-cluster` skips them,
  * `--cluster-only` runs only them. The lock-family rows (scenarios/family.ts: read-write, fair,
  * multi-lock, semaphore) run on the same server after scenario 7; `--no-family` skips them,
- * `--family-only` runs only them. Layout: scenarios/ (one module per scenario), workers/ (the
+ * `--family-only` runs only them; `--fairness-only` runs only scenario 7. Layout: scenarios/ (one module per scenario), workers/ (the
  * child processes' entries), lib/ (adapters, loops, statistics, process pools).
  */
 import 'reflect-metadata';
@@ -75,6 +75,13 @@ const config = quick
       periods: 3,
     };
 
+/** The fairness scenario's contenders (scenario 7). */
+const FAIRNESS_CONTENDERS = [
+  { name: 'nestjs-redis-lock run()', tag: 'lib' },
+  { name: 'redis-semaphore Mutex', tag: 'semaphore' },
+  { name: '@sesamecare-oss/redlock', tag: 'redlock' },
+] as const;
+
 const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 let keySeq = 0;
 const freshKey = (tag: string) => `bench:${tag}:${++keySeq}`;
@@ -114,6 +121,18 @@ async function main() {
     `redis-server ${redisVersion} on ${server.url} (pid-controlled), ${quick ? 'quick' : 'full'} mode`,
   );
 
+  if (process.argv.includes('--fairness-only')) {
+    const rows = await fairnessScenario(
+      FAIRNESS_CONTENDERS,
+      server,
+      admin,
+      { durationMs: config.fairMs, reps: config.fairReps, freshKey },
+      progress,
+    );
+    const violations = rows.reduce((sum, row) => sum + row.violations, 0);
+    process.stdout.write(`${fairnessTable(rows)}\nExclusion violations: ${violations}.\n`);
+    process.exit(violations > 0 ? 1 : 0);
+  }
   const rawClient = newClient();
   const trivial = (await rawClient.script('LOAD', 'return 1')) as string;
   const semaphoreClient = newClient();
@@ -181,11 +200,7 @@ async function main() {
 
   // Fairness: one worker per client, 8 clients as processes or in this process.
   const scenarioFair = await fairnessScenario(
-    [
-      { name: lib.run.name, tag: 'lib' },
-      { name: 'redis-semaphore Mutex', tag: 'semaphore' },
-      { name: '@sesamecare-oss/redlock', tag: 'redlock' },
-    ],
+    FAIRNESS_CONTENDERS,
     server,
     admin,
     { durationMs: config.fairMs, reps: config.fairReps, freshKey },

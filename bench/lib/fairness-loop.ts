@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
-import { median } from './stats';
+import { median, percentile } from './stats';
 import { runWorkerProcesses } from './worker-processes';
 import { sleep } from '../../tools/time';
 
@@ -10,7 +12,11 @@ export const FAIRNESS_WAIT = 10_000;
 /** What one worker of a fairness run saw: the counter value read in each of its sections. */
 export interface WorkerLog {
   values: number[];
-  /** Per section, wall-clock ms (µs precision): the function began, ended, run() returned. */
+  /**
+   * Per section, wall-clock ms (µs precision): run() was called (where the loop logs it), the
+   * function began, ended, run() returned.
+   */
+  called?: number[];
   began: number[];
   ended: number[];
   returned: number[];
@@ -31,6 +37,9 @@ export interface FairnessResult {
   releaseUs: number;
   /** Median duration of a section (GET + SET), µs. */
   sectionUs: number;
+  /** Median and 99th percentile over sections of the wait (run() called to the function begun), ms. */
+  waitMs: number;
+  waitP99Ms: number;
 }
 
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
@@ -58,12 +67,21 @@ export async function counterLoop(
   durationMs: number,
   startAt: number,
 ): Promise<WorkerLog> {
-  const log: WorkerLog = { values: [], began: [], ended: [], returned: [], timeouts: 0 };
+  const log: WorkerLog = {
+    values: [],
+    called: [],
+    began: [],
+    ended: [],
+    returned: [],
+    timeouts: 0,
+  };
   await sleep(Math.max(0, startAt - Date.now()));
   const endAt = startAt + durationMs;
   while (Date.now() < endAt) {
+    const called = clockMs();
     try {
       await adapter.locked(keys.lock, async () => {
+        log.called!.push(called);
         log.began.push(clockMs());
         const value = Number((await redis.get(keys.counter)) ?? 0);
         await redis.set(keys.counter, value + 1);
@@ -108,6 +126,9 @@ export function mergeLogs(logs: WorkerLog[], counter: number): FairnessResult {
     if (!Number.isNaN(before.returned)) releases.push((before.returned - before.ended) * 1e3);
   }
   const sections = history.length;
+  const waits = logs.flatMap(({ called, began }) =>
+    called ? began.map((time, i) => time - called[i]) : [],
+  );
   return {
     sections,
     ownerChanges,
@@ -117,6 +138,8 @@ export function mergeLogs(logs: WorkerLog[], counter: number): FairnessResult {
     handoffUs: median(handoffs),
     releaseUs: median(releases),
     sectionUs: median(history.map((h) => (h.ended - h.began) * 1e3)),
+    waitMs: median(waits),
+    waitP99Ms: percentile(waits, 99),
   };
 }
 
@@ -140,6 +163,38 @@ export async function inProcessClients(
   } finally {
     await Promise.all(clients.map((client) => client.close()));
   }
+}
+
+/**
+ * (c) The outside-harness shape: `workers` plain Node processes (no ts-node) on the built
+ * package (`dist/`), each looping from the moment its client is ready, with no shared start and
+ * no warm-up (workers/outside-worker.cjs).
+ */
+export function outsideProcesses(
+  tag: FairnessTag,
+  port: number,
+  keys: { lock: string; counter: string },
+  workers: number,
+  durationMs: number,
+): Promise<WorkerLog[]> {
+  return Promise.all(
+    Array.from(
+      { length: workers },
+      () =>
+        new Promise<WorkerLog>((resolve, reject) => {
+          const script = join(__dirname, '..', 'workers', 'outside-worker.cjs');
+          const args = [script, tag, String(port), keys.lock, keys.counter, String(durationMs)];
+          const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+          let output = '';
+          child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.on('exit', (code) =>
+            code === 0
+              ? resolve(JSON.parse(output) as WorkerLog)
+              : reject(new Error(`outside-worker.cjs exited ${code}`)),
+          );
+        }),
+    ),
+  );
 }
 
 /** (a) `workers` child processes of `tag`, one worker each; all start at the same time. */

@@ -3,14 +3,24 @@ import {
   childProcesses,
   inProcessClients,
   mergeLogs,
+  outsideProcesses,
   type FairnessResult,
   type FairnessTag,
 } from '../lib/fairness-loop';
 import { fmt, median, table } from '../lib/stats';
 
-/** The two fairness shapes: one worker per client, clients in processes or in one process. */
-const SHAPES = ['8 processes × 1 worker', '8 clients in 1 process × 1 worker'] as const;
+/**
+ * The fairness shapes, one worker per client: clients in processes or in one process, and the
+ * outside-harness shape (processes on the built package, each starting when it is ready).
+ */
+const SHAPES = [
+  '8 processes × 1 worker',
+  '8 clients in 1 process × 1 worker',
+  '8 processes, outside-harness shape',
+] as const;
 const WORKERS = 8;
+/** The outside harness's loop, ms: each worker loops this long from when it is ready, in every mode. */
+const OUTSIDE_MS = 5_000;
 
 /** One row of the fairness table: medians over the repetitions of one shape and contender. */
 export interface FairnessRow {
@@ -24,6 +34,8 @@ export interface FairnessRow {
   handoffUs: number;
   releaseUs: number;
   sectionUs: number;
+  waitMs: number;
+  waitP99Ms: number;
   /** This library: script calls (acquire attempts and releases) per section. */
   scriptCallsPerSection?: number;
   reps: (FairnessResult & { scriptCalls: number })[];
@@ -34,7 +46,7 @@ export interface FairnessRow {
  * every worker looping `locked(key, GET then SET counter + 1)` on one key.
  */
 export async function fairnessScenario(
-  contenders: { name: string; tag: FairnessTag }[],
+  contenders: readonly { name: string; tag: FairnessTag }[],
   server: { url: string; port: number },
   admin: Redis,
   options: { durationMs: number; reps: number; freshKey: (tag: string) => string },
@@ -45,20 +57,24 @@ export async function fairnessScenario(
     for (const shape of SHAPES) {
       for (let i = 0; i < contenders.length; i++) {
         const contender = contenders[(i + rep) % contenders.length];
+        // The outside harness compared this library with redis-semaphore only.
+        if (shape === SHAPES[2] && contender.tag === 'redlock') continue;
         progress(`fairness ${shape} rep ${rep + 1}/${options.reps}: ${contender.name}`);
         const keys = { lock: options.freshKey('fair'), counter: options.freshKey('fair-counter') };
         const before = await scriptCalls(admin);
         const logs =
           shape === SHAPES[0]
             ? await childProcesses(contender.tag, server.port, keys, WORKERS, options.durationMs)
-            : await inProcessClients(
-                contender.tag,
-                server.url,
-                admin,
-                keys,
-                WORKERS,
-                options.durationMs,
-              );
+            : shape === SHAPES[1]
+              ? await inProcessClients(
+                  contender.tag,
+                  server.url,
+                  admin,
+                  keys,
+                  WORKERS,
+                  options.durationMs,
+                )
+              : await outsideProcesses(contender.tag, server.port, keys, WORKERS, OUTSIDE_MS);
         const calls = (await scriptCalls(admin)) - before;
         const result = mergeLogs(logs, Number((await admin.get(keys.counter)) ?? 0));
         const id = `${shape}|${contender.name}`;
@@ -66,10 +82,11 @@ export async function fairnessScenario(
       }
     }
   }
-  const seconds = options.durationMs / 1000;
   return SHAPES.flatMap((shape) =>
-    contenders.map(({ name, tag }) => {
-      const reps = results.get(`${shape}|${name}`)!;
+    contenders.flatMap(({ name, tag }) => {
+      const reps = results.get(`${shape}|${name}`);
+      if (!reps) return [];
+      const seconds = (shape === SHAPES[2] ? OUTSIDE_MS : options.durationMs) / 1000;
       return {
         shape,
         name,
@@ -81,6 +98,8 @@ export async function fairnessScenario(
         handoffUs: median(reps.map((r) => r.handoffUs)),
         releaseUs: median(reps.map((r) => r.releaseUs)),
         sectionUs: median(reps.map((r) => r.sectionUs)),
+        waitMs: median(reps.map((r) => r.waitMs)),
+        waitP99Ms: median(reps.map((r) => r.waitP99Ms)),
         scriptCallsPerSection:
           tag === 'lib' ? median(reps.map((r) => r.scriptCalls / r.sections)) : undefined,
         reps,
@@ -103,6 +122,7 @@ export function fairnessTable(rows: FairnessRow[]): string {
       'handoff µs',
       'release µs',
       'section µs',
+      'wait p50 / p99 ms',
       'script calls per section',
     ],
     rows.map((r) => [
@@ -116,6 +136,7 @@ export function fairnessTable(rows: FairnessRow[]): string {
       fmt(r.handoffUs),
       fmt(r.releaseUs),
       fmt(r.sectionUs),
+      `${fmt(r.waitMs, 1)} / ${fmt(r.waitP99Ms, 1)}`,
       r.scriptCallsPerSection === undefined ? '' : fmt(r.scriptCallsPerSection, 2),
     ]),
   );
