@@ -105,9 +105,14 @@ async function main() {
   const admin = newClient();
   const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))![1];
   const versions = Object.fromEntries(
-    ['ioredis', '@nestjs/core', 'redis-semaphore', '@sesamecare-oss/redlock', 'typescript'].map(
-      (name) => [name, packageVersion(name)],
-    ),
+    [
+      'ioredis',
+      'redis',
+      '@nestjs/core',
+      'redis-semaphore',
+      '@sesamecare-oss/redlock',
+      'typescript',
+    ].map((name) => [name, packageVersion(name)]),
   );
   const machine = {
     cpu: cpus()[0]?.model ?? 'unknown',
@@ -142,6 +147,8 @@ async function main() {
   const lib = await nestjsRedisLock(server.url);
   // What the fencing token costs on distinct keys (a new counter key per name).
   const fenced = await nestjsRedisLock(server.url, { fencing: true });
+  // The store on a node-redis client (`client: nodeRedisClient(createClient(...))`).
+  const onNodeRedis = await nestjsRedisLock(server.url, { nodeRedis: true });
   const noop = () => Promise.resolve();
   const peers = [redisSemaphore(semaphoreClient), redlock(redlockClient)];
   const floor = await protocolFloor(floorClient);
@@ -155,10 +162,12 @@ async function main() {
         await rawClient.evalsha(trivial, 1, key);
       },
     },
-    ...[control, floor, lib.run, lib.decorator, fenced.run, ...peers].map((adapter: Adapter) => ({
-      name: adapter.name,
-      cycle: (key: string) => adapter.locked(key, noop),
-    })),
+    ...[control, floor, lib.run, lib.decorator, fenced.run, onNodeRedis.run, ...peers].map(
+      (adapter: Adapter) => ({
+        name: adapter.name,
+        cycle: (key: string) => adapter.locked(key, noop),
+      }),
+    ),
   ];
 
   // Scenarios 1 and 2: interleaved repetitions after a warm-up (scenarios/uncontended.ts).
@@ -216,6 +225,7 @@ async function main() {
 
   await lib.run.close();
   await fenced.run.close();
+  await onNodeRedis.run.close();
   for (const client of [
     rawClient,
     floorClient,

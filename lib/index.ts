@@ -74,4 +74,4 @@ export type {
   NoticeListener,
   StoredHold,
 } from './store';
-export type { ClusterConfig } from './stores/redis';
+export type { ClusterConfig, WrappedRedisClient } from './stores/redis';

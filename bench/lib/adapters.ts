@@ -6,7 +6,9 @@ import { NestFactory } from '@nestjs/core';
 import { Redlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
+import { createClient } from 'redis';
 import { LockService, Locked, RedisLockModule } from '../../lib';
+import { nodeRedisClient } from '../../lib/node-redis';
 
 /** One lock implementation under test: take `key`, run `fn`, release. */
 export interface Adapter {
@@ -23,18 +25,27 @@ class LockedProvider {
   }
 }
 
-/** This library through LockService.run and through @Locked, on one Nest application context. */
+/**
+ * This library through LockService.run and through @Locked, on one Nest application context;
+ * with `nodeRedis`, on a node-redis client of its own passed as `client` (closed with it).
+ */
 export async function nestjsRedisLock(
   url: string,
-  options: {
+  {
+    nodeRedis = false,
+    ...options
+  }: {
     leaseTime?: number;
     fencing?: boolean;
     waitTime?: number;
     checkOnStartup?: 'fail' | 'warn' | 'off';
+    nodeRedis?: boolean;
   } = {},
 ): Promise<{ run: Adapter; decorator: Adapter; locks: LockService }> {
+  const userClient = nodeRedis ? createClient({ url }) : undefined;
+  const source = userClient ? { client: nodeRedisClient(userClient) } : { redis: url };
   @Module({
-    imports: [RedisLockModule.forRoot({ redis: url, waitTime: 60_000, ...options })],
+    imports: [RedisLockModule.forRoot({ ...source, waitTime: 60_000, ...options })],
     providers: [LockedProvider],
   })
   class BenchModule {}
@@ -46,8 +57,9 @@ export async function nestjsRedisLock(
     if (closed) return;
     closed = true;
     await app.close();
+    userClient?.destroy();
   };
-  const variant = options.fencing === true ? ', fencing: true' : '';
+  const variant = `${options.fencing === true ? ', fencing: true' : ''}${nodeRedis ? ', node-redis' : ''}`;
   return {
     locks,
     run: {

@@ -1,6 +1,13 @@
-import type { Cluster, Redis, RedisOptions } from '../stores/redis';
+import type { Cluster, Redis, RedisOptions, WrappedRedisClient } from '../stores/redis';
 import { MemoryLockStore } from '../stores/memory';
-import { IOREDIS_MAJOR, openConnections, type ClusterConfig, RedisStore } from '../stores/redis';
+import {
+  IOREDIS_MAJOR,
+  isWrappedClient,
+  openConnections,
+  openWrapped,
+  type ClusterConfig,
+  RedisStore,
+} from '../stores/redis';
 import type { LockStore } from '../store';
 
 /** Quiet period between two logged connection errors of one connection, ms. */
@@ -10,7 +17,7 @@ const CONNECTION_ERROR_LOG_INTERVAL = 5_000;
 export interface StoreSource {
   redis?: RedisOptions | string;
   cluster?: ClusterConfig;
-  client?: Redis | Cluster;
+  client?: Redis | Cluster | WrappedRedisClient;
   store?: 'memory' | MemoryLockStore;
   /** How long WAIT waits for the replicas a synced acquire asks for, ms. */
   syncTimeout: number;
@@ -36,9 +43,10 @@ export function storeOpenedByModule(store: LockStore): OpenedStore | undefined {
 
 /**
  * Opens the store `source` names: a memory store connection, or a RedisStore on new
- * connections (or the user's client), whose connection errors go to `warn`, rate-limited.
- * On a Cluster with an ioredis below 6 (`ioredisMajor`: the one loaded unless a test says
- * otherwise), warns once that release notices use classic pub/sub.
+ * connections (or the user's client: an ioredis one, or another library's as its adapter
+ * wrapped it), whose connection errors go to `warn`, rate-limited. On a Cluster with a client
+ * library below 6 (ioredis: `ioredisMajor`, the one loaded unless a test says otherwise), warns
+ * once that release notices use classic pub/sub.
  */
 export function openStore(
   source: StoreSource,
@@ -58,12 +66,16 @@ function openSource(
   if (source.store !== undefined) {
     return (source.store === 'memory' ? MemoryLockStore.shared : source.store).connect();
   }
-  const connections = openConnections(source, ioredisMajor);
+  const { client } = source;
+  const connections = isWrappedClient(client)
+    ? openWrapped(client)
+    : openConnections({ ...source, client }, ioredisMajor);
   logConnectionErrors(connections.subscriber, 'pub/sub', warn);
   if (!source.client) logConnectionErrors(connections.client, 'command', warn);
   if (connections.client.isCluster && !connections.canShard) {
+    const { name, major } = connections.library;
     warn(
-      `ioredis ${ioredisMajor} does not resubscribe sharded pub/sub channels after a cluster failover (ioredis 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
+      `${name} ${major} does not resubscribe sharded pub/sub channels after a cluster failover (${name} 6 does): release notices use classic pub/sub, and a waiter may also wake only when the holder's lease ends.`,
     );
   }
   return new RedisStore(connections, source.syncTimeout);

@@ -7,6 +7,7 @@ import {
   RedisLockModule,
   type RedisLockModuleOptions,
 } from '../../lib';
+import { NodeRedisServer } from './node-redis-server';
 import type { TestRedis } from './redis-server';
 import { suiteStore, type StoreKind, type SuiteStore } from './suite-store';
 
@@ -15,7 +16,7 @@ import { suiteStore, type StoreKind, type SuiteStore } from './suite-store';
  * `options` may name another server), under a fresh key prefix unless `options` give one.
  */
 export async function lockModule(
-  redis: TestRedis | MemoryLockStore,
+  redis: TestRedis | NodeRedisServer | MemoryLockStore,
   options: Partial<RedisLockModuleOptions> = {},
   metadata: ModuleMetadata = {},
 ): Promise<{ moduleRef: TestingModule; prefix: string }> {
@@ -24,7 +25,11 @@ export async function lockModule(
     ...metadata,
     imports: [
       RedisLockModule.forRoot({
-        ...(redis instanceof MemoryLockStore ? { store: redis } : { redis: redis.url }),
+        ...(redis instanceof MemoryLockStore
+          ? { store: redis }
+          : redis instanceof NodeRedisServer
+            ? { client: redis.client() }
+            : { redis: redis.url }),
         ...options,
         keyPrefix: prefix,
       }),
@@ -53,7 +58,7 @@ export type LockApp = Awaited<ReturnType<typeof lockApp>>;
  * read when the app is made, as `options` may be: a suite's server, another app's prefix.
  */
 export function lockAppEach(
-  redis: SuiteStore | (() => TestRedis | MemoryLockStore),
+  redis: SuiteStore | (() => TestRedis | NodeRedisServer | MemoryLockStore),
   options: Partial<RedisLockModuleOptions> | (() => Partial<RedisLockModuleOptions>),
   made: (app: LockApp) => void,
   metadata?: ModuleMetadata,

@@ -2,10 +2,14 @@ import type { Redis } from 'ioredis';
 import { MemoryLockStore } from '../../lib';
 import type { TestRedis } from './redis-server';
 import { watchDeclaredKeys } from './declared-keys';
+import { NodeRedisServer } from './node-redis-server';
 import { suiteRedis } from './suite-redis';
 
-/** Every store the library's behavioural suites run on. */
-const ALL_STORE_KINDS = ['redis', 'memory'] as const;
+/**
+ * Every store the library's behavioural suites run on: the Redis store on ioredis (`redis`) and
+ * on node-redis (`node-redis`: each app gets a node-redis client as `client`), and the memory store.
+ */
+const ALL_STORE_KINDS = ['redis', 'node-redis', 'memory'] as const;
 export type StoreKind = (typeof ALL_STORE_KINDS)[number];
 /** The stores this run's behavioural suites run on: on Valkey (on-valkey.ts), the Redis store only. */
 export const STORE_KINDS: readonly StoreKind[] =
@@ -14,8 +18,8 @@ export const STORE_KINDS: readonly StoreKind[] =
 /** A suite's lock store and what a test may look at in it, by lock name (keyPrefix + key). */
 export interface SuiteStore {
   readonly kind: StoreKind;
-  /** What lockApp takes: the suite's Redis server or its MemoryLockStore. */
-  readonly target: TestRedis | MemoryLockStore;
+  /** What lockApp takes: the suite's Redis server (as node-redis reaches it) or its MemoryLockStore. */
+  readonly target: TestRedis | NodeRedisServer | MemoryLockStore;
   /** A raw client on the suite's Redis server; undefined on the memory store. */
   readonly raw: Redis | undefined;
   /** How many commands the store has run, not counting those of this probe itself. */
@@ -36,17 +40,19 @@ export interface SuiteStore {
  * Read the store's members inside hooks and tests.
  */
 export function suiteStore(kind: StoreKind): SuiteStore {
-  return kind === 'redis' ? redisStore() : memoryStore();
+  return kind === 'memory' ? memoryStore() : redisStore(kind);
 }
 
-function redisStore(): SuiteStore {
+function redisStore(kind: 'redis' | 'node-redis'): SuiteStore {
   const server = suiteRedis();
+  const nodeRedis = kind === 'node-redis' ? new NodeRedisServer(() => server.redis) : undefined;
+  if (nodeRedis) beforeAll(() => void server.closing(nodeRedis));
   watchScripts(server);
   let probes = 0;
   return {
-    kind: 'redis',
+    kind,
     get target() {
-      return server.redis;
+      return nodeRedis ?? server.redis;
     },
     get raw() {
       return server.raw;

@@ -165,6 +165,7 @@ export function snippetErrors(files: readonly MarkdownFile[], root: string): Sni
     paths: {
       'nestjs-redis-lock': ['lib/index.ts'],
       'nestjs-redis-lock/health': ['lib/health/index.ts'],
+      'nestjs-redis-lock/node-redis': ['lib/node-redis/index.ts'],
     },
   };
   const host = ts.createCompilerHost(options);

@@ -1,4 +1,5 @@
-import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
+import type { Cluster, Redis, RedisOptions, WrappedRedisClient } from '../../stores/redis';
+import { isWrappedClient } from '../../stores/redis';
 import { describe, type OptionTableOf } from '../../core';
 import type { ClusterConfig } from '../../stores/redis';
 import { MemoryLockStore } from '../../stores/memory';
@@ -13,7 +14,8 @@ type SourceOptions = Pick<RedisLockModuleOptions, 'redis' | 'cluster' | 'client'
 const SOURCES: Readonly<Record<keyof SourceOptions, string>> = {
   redis: 'ioredis options or a redis:// URL, Sentinel included; the module owns the connections',
   cluster: '{ nodes, options? } of a Redis Cluster; the module owns the connections',
-  client: 'an ioredis Redis or Cluster instance you own',
+  client:
+    'an ioredis Redis or Cluster instance you own, or a node-redis client wrapped with nodeRedisClient (nestjs-redis-lock/node-redis)',
   store: "'memory', a MemoryLockStore or a LockStore of your own",
 };
 
@@ -81,7 +83,8 @@ function clusterCheck(cluster: unknown): ClusterConfig {
   return cluster as ClusterConfig;
 }
 
-function clientCheck(client: unknown): Redis | Cluster {
+function clientCheck(client: unknown): Redis | Cluster | WrappedRedisClient {
+  if (isWrappedClient(client)) return client;
   assertClient(client);
   return client as Redis | Cluster;
 }
@@ -172,6 +175,12 @@ function safeUrl(text: string): URL | undefined {
 }
 
 function assertClient(client: unknown): void {
+  if (isNodeRedis(client)) {
+    throw new LockOptionsError(
+      'client',
+      'got a node-redis client: wrap it with nodeRedisClient from nestjs-redis-lock/node-redis (client: nodeRedisClient(createClient(...))).',
+    );
+  }
   const candidate = client as Partial<Redis> | null;
   if (
     typeof candidate !== 'object' ||
@@ -181,7 +190,7 @@ function assertClient(client: unknown): void {
   ) {
     throw new LockOptionsError(
       'client',
-      `expected an ioredis Redis instance (new Redis(...)) or Cluster instance (new Cluster(...)), got ${describe(client)}.`,
+      `expected an ioredis Redis instance (new Redis(...)) or Cluster instance (new Cluster(...)), or a node-redis client wrapped with nodeRedisClient (nestjs-redis-lock/node-redis), got ${describe(client)}.`,
     );
   }
   if ((client as { isCluster?: boolean }).isCluster === true) {
@@ -194,6 +203,17 @@ function assertClient(client: unknown): void {
     return;
   }
   assertNoIoredisPrefix((client as Redis).options?.keyPrefix, 'client.options.keyPrefix');
+}
+
+/** Whether `client` looks like a node-redis client, Cluster or Sentinel client (not wrapped). */
+function isNodeRedis(client: unknown): boolean {
+  const candidate = client as Record<string, unknown> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.sendCommand === 'function' &&
+    typeof candidate.isReady === 'boolean'
+  );
 }
 
 /** ioredis' own keyPrefix would prefix the lock hash but not its channel: names stop matching Redisson's. */

@@ -1,4 +1,4 @@
-import type { Cluster, Redis, RedisOptions } from '../../stores/redis';
+import type { Cluster, Redis, RedisOptions, WrappedRedisClient } from '../../stores/redis';
 import type { MemoryLockStore } from '../../stores/memory';
 import type { LockStore } from '../../store';
 import type { ClusterConfig } from '../../stores/redis';
@@ -22,10 +22,12 @@ export interface RedisLockModuleOptions {
    */
   cluster?: ClusterConfig;
   /**
-   * An ioredis `Redis` or `Cluster` you own: used for commands and duplicated once for pub/sub
-   * (the duplicate is closed on shutdown, your client never is).
+   * A client you own: an ioredis `Redis` or `Cluster`, or a node-redis client or Cluster client
+   * wrapped with `nodeRedisClient` of `nestjs-redis-lock/node-redis`. Used for commands (and
+   * connected at startup if it is not yet) and duplicated once for pub/sub (the duplicate is
+   * closed on shutdown, your client never is).
    */
-  client?: Redis | Cluster;
+  client?: Redis | Cluster | WrappedRedisClient;
   /**
    * Keep the locks in this process's memory instead of Redis, for tests and single-process
    * development: `'memory'` uses one store shared by every application in the process (as apps

@@ -11,7 +11,10 @@ export {
 } from './client/ioredis';
 export {
   isReplyError,
+  isWrappedClient,
+  openWrapped,
   ready,
+  type WrappedRedisClient,
   type Outcome,
   type PipelineCommand,
   type RedisClient,

@@ -174,7 +174,7 @@ describe('the user’s ioredis options and clients (its own redis-server)', () =
       const given = options();
       const outcome = await settled(lockApp(redis, given));
       if (!(outcome instanceof Error)) await (outcome as LockApp).app.close();
-      given.client?.disconnect();
+      (given.client as Redis | undefined)?.disconnect();
       expect(outcome).toBeInstanceOf(LockOptionsError);
       expect((outcome as Error).message).toMatch(/keyPrefix/);
     },

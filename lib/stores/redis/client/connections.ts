@@ -17,9 +17,11 @@ export interface RedisConnections {
   readonly address: string;
   /**
    * Both connections are Cluster clients, and the subscriber can follow sharded channels
-   * through a failover (with ioredis: 6 and later; ioredis 5 does not resubscribe them).
+   * through a failover (ioredis and node-redis: 6 and later; 5 does not resubscribe them).
    */
   readonly canShard: boolean;
+  /** The client library and its major version (messages name it). */
+  readonly library: ClientLibrary;
   /**
    * Connects (the connections are created lazily, so a failed bootstrap leaves no socket) and
    * answers once both are ready; rejects with the cause at once when the address refuses (see
@@ -33,6 +35,12 @@ export interface RedisConnections {
   close(): Promise<void>;
 }
 
+/** A client library and its major version, e.g. ioredis 6. */
+export interface ClientLibrary {
+  readonly name: string;
+  readonly major: number;
+}
+
 /** What an adapter gives to make a store's RedisConnections (see connectionsOf). */
 export interface ConnectionsParts {
   readonly client: RedisClient;
@@ -41,6 +49,7 @@ export interface ConnectionsParts {
   readonly owned: readonly RedisConnection[];
   readonly address: string;
   readonly canShard: boolean;
+  readonly library: ClientLibrary;
 }
 
 /** A store's RedisConnections on the connections an adapter made: the part every adapter shares. */
@@ -51,6 +60,7 @@ export function connectionsOf(parts: ConnectionsParts): RedisConnections {
     subscriber,
     commands: new ConnectionState(client, parts.address),
     canShard: parts.canShard,
+    library: parts.library,
     address: parts.address,
     async connect(timeout) {
       await Promise.all([client, subscriber].map((connection) => ready(connection, timeout)));

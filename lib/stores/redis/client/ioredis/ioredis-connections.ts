@@ -73,6 +73,7 @@ export function openConnections(
     subscriber: subscriberClient,
     owned: source.client ? [subscriberClient] : [commandClient, subscriberClient],
     canShard,
+    library: { name: 'ioredis', major: ioredisMajor },
     address: cluster
       ? clusterAddress(startupNodes(client as Cluster, source.cluster?.nodes))
       : addressOf((client as Redis).options),
