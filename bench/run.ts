@@ -126,14 +126,17 @@ async function main() {
     `redis-server ${redisVersion} on ${server.url} (pid-controlled), ${quick ? 'quick' : 'full'} mode`,
   );
 
-  if (process.argv.includes('--fairness-only')) {
-    const rows = await fairnessScenario(
+  // Scenario 7 (scenarios/fairness.ts): one worker per client, 8 clients as processes or in this process.
+  const fairness = () =>
+    fairnessScenario(
       FAIRNESS_CONTENDERS,
       server,
       admin,
       { durationMs: config.fairMs, reps: config.fairReps, freshKey },
       progress,
     );
+  if (process.argv.includes('--fairness-only')) {
+    const rows = await fairness();
     const violations = rows.reduce((sum, row) => sum + row.violations, 0);
     process.stdout.write(`${fairnessTable(rows)}\nExclusion violations: ${violations}.\n`);
     process.exit(violations > 0 ? 1 : 0);
@@ -207,14 +210,7 @@ async function main() {
     decorator: lib.decorator.name,
   });
 
-  // Fairness: one worker per client, 8 clients as processes or in this process.
-  const scenarioFair = await fairnessScenario(
-    FAIRNESS_CONTENDERS,
-    server,
-    admin,
-    { durationMs: config.fairMs, reps: config.fairReps, freshKey },
-    progress,
-  );
+  const scenarioFair = await fairness();
   violations += scenarioFair.reduce((sum, row) => sum + row.violations, 0);
 
   // Scenario 9: the lock family (scenarios/family.ts), on this server.

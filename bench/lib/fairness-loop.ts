@@ -166,25 +166,30 @@ export async function inProcessClients(
 }
 
 /**
- * (c) The outside-harness shape: `workers` plain Node processes (no ts-node) on the built
- * package (`dist/`), each looping from the moment its client is ready, with no shared start and
- * no warm-up (workers/outside-worker.cjs).
+ * `workers` child processes of `tag`, one worker each: (a) through ts-node, all starting at the
+ * same time once every one is ready; or (c), `outside`, the outside-harness shape: plain Node
+ * processes (no ts-node) on the built package (`dist/`), each looping from the moment its client
+ * is ready, with no shared start and no warm-up (workers/outside-worker.cjs).
  */
-export function outsideProcesses(
+export async function childProcesses(
   tag: FairnessTag,
   port: number,
   keys: { lock: string; counter: string },
   workers: number,
   durationMs: number,
+  outside = false,
 ): Promise<WorkerLog[]> {
+  const args = [tag, String(port), keys.lock, keys.counter, String(durationMs)];
+  if (!outside) return runWorkerProcesses<WorkerLog>('fairness-worker.ts', workers, () => args);
+  const script = join(__dirname, '..', 'workers', 'outside-worker.cjs');
   return Promise.all(
     Array.from(
       { length: workers },
       () =>
         new Promise<WorkerLog>((resolve, reject) => {
-          const script = join(__dirname, '..', 'workers', 'outside-worker.cjs');
-          const args = [script, tag, String(port), keys.lock, keys.counter, String(durationMs)];
-          const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+          const child = spawn(process.execPath, [script, ...args], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
           let output = '';
           child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
           child.on('exit', (code) =>
@@ -195,21 +200,4 @@ export function outsideProcesses(
         }),
     ),
   );
-}
-
-/** (a) `workers` child processes of `tag`, one worker each; all start at the same time. */
-export async function childProcesses(
-  tag: FairnessTag,
-  port: number,
-  keys: { lock: string; counter: string },
-  workers: number,
-  durationMs: number,
-): Promise<WorkerLog[]> {
-  return runWorkerProcesses<WorkerLog>('fairness-worker.ts', workers, () => [
-    tag,
-    String(port),
-    keys.lock,
-    keys.counter,
-    String(durationMs),
-  ]);
 }

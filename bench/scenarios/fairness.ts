@@ -3,7 +3,6 @@ import {
   childProcesses,
   inProcessClients,
   mergeLogs,
-  outsideProcesses,
   type FairnessResult,
   type FairnessTag,
 } from '../lib/fairness-loop';
@@ -74,7 +73,7 @@ export async function fairnessScenario(
                   WORKERS,
                   options.durationMs,
                 )
-              : await outsideProcesses(contender.tag, server.port, keys, WORKERS, OUTSIDE_MS);
+              : await childProcesses(contender.tag, server.port, keys, WORKERS, OUTSIDE_MS, true);
         const calls = (await scriptCalls(admin)) - before;
         const result = mergeLogs(logs, Number((await admin.get(keys.counter)) ?? 0));
         const id = `${shape}|${contender.name}`;

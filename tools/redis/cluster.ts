@@ -154,6 +154,17 @@ export class TestCluster {
     return parseCommandstats(await this.admin.get(port).info('commandstats'));
   }
 
+  /** SPUBLISH and PUBLISH calls on all masters since the last resetStats(). */
+  async publishes(): Promise<{ spublish: number; publish: number }> {
+    const counts = { spublish: 0, publish: 0 };
+    for (const port of await this.masters()) {
+      const stats = await this.commandstats(port);
+      counts.spublish += stats.spublish ?? 0;
+      counts.publish += stats.publish ?? 0;
+    }
+    return counts;
+  }
+
   /** CONFIG RESETSTAT on every live node. */
   async resetStats(): Promise<void> {
     await Promise.all(this.live().map((port) => this.admin.get(port).config('RESETSTAT')));

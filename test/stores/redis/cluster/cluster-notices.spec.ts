@@ -25,16 +25,6 @@ describe('a sharded notice wakes waiters of every kind on a Redis Cluster', () =
       .get(port)
       .call('PUBSUB', 'SHARDCHANNELS', pattern)) as string[];
   }
-  /** SPUBLISH and PUBLISH calls on all masters since the last resetStats(). */
-  async function publishes(): Promise<{ spublish: number; publish: number }> {
-    const counts = { spublish: 0, publish: 0 };
-    for (const port of await suite.cluster.masters()) {
-      const stats = await suite.cluster.commandstats(port);
-      counts.spublish += stats.spublish ?? 0;
-      counts.publish += stats.publish ?? 0;
-    }
-    return counts;
-  }
   /**
    * `hold` is taken by one LockService (a 30 s lease), `wait` waits in the other one until the
    * waiter's channel (matching `pattern`) is subscribed sharded, then `hold` is released (or
@@ -60,7 +50,7 @@ describe('a sharded notice wakes waiters of every kind on a Redis Cluster', () =
     else await held.release();
     const got = await waiting;
     expect(Date.now() - started).toBeLessThan(2_000); // not the 30 s lease, nor the 5 s wait
-    expect(await publishes()).toEqual({ spublish: free?.spublish ?? 1, publish: 0 });
+    expect(await suite.cluster.publishes()).toEqual({ spublish: free?.spublish ?? 1, publish: 0 });
     await got.release();
   }
 
@@ -172,7 +162,7 @@ describe('a sharded notice wakes waiters of every kind on a Redis Cluster', () =
     await expect(givingUp).rejects.toThrow();
     const got = await waiting;
     expect(Date.now() - started).toBeLessThan(2_000); // not the end of its 5 s wait
-    expect(await publishes()).toEqual({ spublish: 1, publish: 0 });
+    expect(await suite.cluster.publishes()).toEqual({ spublish: 1, publish: 0 });
     await got.release();
     expect(await raw.llen(fairQueueName(key))).toBe(0);
   });
@@ -197,7 +187,7 @@ describe('a sharded notice wakes waiters of every kind on a Redis Cluster', () =
     expect(await caller.locks.tryAcquire('fair', { fair: true })).toBeNull();
     const got = await waiting;
     expect(Date.now() - started).toBeLessThan(2_000); // not the end of its 5 s wait
-    expect(await publishes()).toEqual({ spublish: 1, publish: 0 });
+    expect(await suite.cluster.publishes()).toEqual({ spublish: 1, publish: 0 });
     await got.release();
     expect(await raw.llen(fairQueueName(key))).toBe(0);
   });

@@ -58,17 +58,6 @@ describe('the Redis store on a node-redis Cluster client', () => {
     }
   }
 
-  /** SPUBLISH and PUBLISH calls on all masters since the last resetStats(). */
-  async function publishes(): Promise<{ spublish: number; publish: number }> {
-    const counts = { spublish: 0, publish: 0 };
-    for (const port of await suite.cluster.masters()) {
-      const stats = await suite.cluster.commandstats(port);
-      counts.spublish += stats.spublish ?? 0;
-      counts.publish += stats.publish ?? 0;
-    }
-    return counts;
-  }
-
   /** `holder` holds `name`, `waiter` waits for it: woken by one sharded notice at the release. */
   async function wokenBySharded(
     holder: LockService,
@@ -92,7 +81,7 @@ describe('the Redis store on a node-redis Cluster client', () => {
     await held.release();
     const got = await waiting;
     expect(Date.now() - started).toBeLessThan(2_000); // the notice, not the 30 s lease
-    expect(await publishes()).toEqual({ spublish: 1, publish: 0 });
+    expect(await suite.cluster.publishes()).toEqual({ spublish: 1, publish: 0 });
     await got.release();
   }
 
