@@ -8,6 +8,7 @@ import {
   ScheduledLock,
   type ScheduledLockOptions,
 } from '../../lib';
+import { NodeRedisServer } from '../support/node-redis-server';
 import type { TestRedis } from '../support/redis-server';
 import { STORE_KINDS, suiteStore } from '../support/suite-store';
 import { Skewed } from '../support/skewed-tick';
@@ -95,7 +96,12 @@ describe.each(STORE_KINDS)('@ScheduledLock with @nestjs/schedule on the %s store
         ScheduleModule.forRoot(),
         memory
           ? RedisLockModule.forTesting({ store: memory, keyPrefix })
-          : RedisLockModule.forRoot({ redis: (store.target as TestRedis).url, keyPrefix }),
+          : RedisLockModule.forRoot({
+              ...(store.target instanceof NodeRedisServer
+                ? { client: store.target.client() }
+                : { redis: (store.target as TestRedis).url }),
+              keyPrefix,
+            }),
       ],
       providers: [
         ReportJob,

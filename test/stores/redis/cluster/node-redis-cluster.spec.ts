@@ -134,6 +134,19 @@ describe('the Redis store on a node-redis Cluster client', () => {
     await suite.cluster.revive(master);
   });
 
+  it('waits for a replica with syncReplicas: the script and its WAIT on the master’s connection', async () => {
+    const [locks, , prefix] = await apps();
+    const [master, ...others] = await suite.cluster.masters();
+    const name = await keyOn(master, prefix);
+    await suite.cluster.resetStats();
+    // Granted only once the master's replica acknowledged (WAIT answered 1 on its connection).
+    const lock = await locks.acquire(name, { syncReplicas: 1 });
+    await lock.release();
+    expect((await suite.cluster.commandstats(master)).wait).toBeGreaterThanOrEqual(1);
+    for (const port of others)
+      expect((await suite.cluster.commandstats(port)).wait).toBeUndefined();
+  });
+
   it('runs the scripts by SHA: EVALSHA, no EVAL once each master has loaded them', async () => {
     const [locks] = await apps();
     await suite.cluster.resetStats();

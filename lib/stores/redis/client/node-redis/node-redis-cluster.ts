@@ -11,12 +11,18 @@ import { nodeRedisServer, outcomesOf, wire } from './node-redis-server';
 import type { NodeRedisCluster, NodeRedisClusterNode } from './node-redis-types';
 import { RESP2_REPLIES, resp2CommandReply, resp2Reply } from './replies';
 
-/** The key a pipeline command names first: a script's first key, else its first argument. */
+/** Commands of a pipeline that name no key (their first argument is not one). */
+const KEYLESS = new Set(['wait', 'time', 'ping', 'info']);
+
+/**
+ * The key a pipeline command names first: a script's first key, none for a keyless command,
+ * else its first argument.
+ */
 function firstKeyOf([name, ...args]: PipelineCommand): string | undefined {
   if (name === 'evalsha' || name === 'eval') {
     return Number(args[1]) > 0 ? String(args[2]) : undefined;
   }
-  return args.length > 0 ? String(args[0]) : undefined;
+  return KEYLESS.has(name) || args.length === 0 ? undefined : String(args[0]);
 }
 
 /** Whether a command was refused because its slot is served elsewhere (MOVED, ASK). */

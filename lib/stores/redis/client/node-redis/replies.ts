@@ -51,10 +51,16 @@ export function resp2Reply(reply: unknown): unknown {
 }
 
 /**
- * The reply of command `name` with `args` as RESP2 gives it: resp2Reply, and a sorted set's
- * members WITHSCORES as one flat array (RESP3 gives [member, score] pairs).
+ * The reply of command `name` with `args` as the store reads it, which is as ioredis gives it:
+ * RESP2's (resp2Reply), a sorted set's members WITHSCORES as one flat array (RESP3 gives
+ * [member, score] pairs), and HGETALL's fields as an object (ioredis' one reply transformer).
  */
 export function resp2CommandReply(name: string, args: readonly unknown[], reply: unknown): unknown {
+  if (name === 'hgetall' && Array.isArray(reply)) {
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < reply.length; i += 2) fields[String(reply[i])] = reply[i + 1];
+    return fields;
+  }
   if (
     name.startsWith('z') &&
     Array.isArray(reply) &&

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createClient } from 'redis';
-import { LockOptionsError, LockService, RedisLockModule } from '../../../../../lib';
+import { LockInspector, LockOptionsError, LockService, RedisLockModule } from '../../../../../lib';
 import { nodeRedisClient } from '../../../../../lib/node-redis';
 import { isReplyError, ready } from '../../../../../lib/stores/redis';
 import {
@@ -75,7 +75,7 @@ describe('the node-redis adapter', () => {
       expect(await port.eval('return KEYS[1] .. ARGV[1]', 1, ['k', 7])).toBe('k7');
       await server.raw.hset(`h${resp}`, 'a', '1');
       await server.raw.zadd(`z${resp}`, 2, 'm');
-      expect(await port.command('hgetall', [`h${resp}`])).toEqual(['a', '1']);
+      expect(await port.command('hgetall', [`h${resp}`])).toEqual({ a: '1' }); // as ioredis
       expect(await port.command('zrange', [`z${resp}`, 0, -1, 'WITHSCORES'])).toEqual(['m', '2']);
       expect(await port.command('pubsub', ['numsub', 'nobody'])).toEqual(['nobody', 0]);
       expect(await port.info('server')).toMatch(/^# Server/);
@@ -132,6 +132,33 @@ describe('the node-redis adapter', () => {
     await lock.release();
     await app.close();
     expect(redis.isReady).toBe(true);
+  });
+
+  it('gives an application’s LockInspector what it reads on a RESP3 connection', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedisLockModule.forRoot({ client: nodeRedisClient(client()), appName: 'nr-app' })],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const locks = app.get(LockService);
+      const inspector = app.get(LockInspector);
+      await using _lock = await locks.acquire('inspected');
+      await using _permit = await locks.semaphore('sem', { permits: 3 }).acquire();
+      const lock = await inspector.describe('inspected');
+      expect(lock.kind).toBe('plain');
+      expect(lock.holders[0].client?.app).toBe('nr-app');
+      const sem = await inspector.describe('sem'); // permits: ZRANGE WITHSCORES
+      expect(sem.permits).toEqual({ used: 1, free: 2 });
+      expect(sem.holders[0].ttl).toBeGreaterThan(0);
+      expect((await inspector.list()).map((summary) => summary.key).sort()).toEqual([
+        'inspected',
+        'sem',
+      ]);
+      expect((await inspector.clients()).find((c) => c.client?.app === 'nr-app')?.locks).toBe(2);
+    } finally {
+      await app.close();
+    }
   });
 
   it('is refused at boot unwrapped, naming nodeRedisClient; a Sentinel client is refused', async () => {
