@@ -65,7 +65,9 @@ describe('the lock family on a Redis Cluster', () => {
   });
 
   it('keeps a multi-lock across slots, and a permit, renewed past their lease', async () => {
-    const { app, locks, prefix } = await clusterApp(suite.cluster, { leaseTime: 300 });
+    // A 1 s lease: a shorter one is lost to an event-loop stall of a loaded CI run (a 300 ms
+    // lease was, under a full run: the watchdog's loss report, as designed, not this test's point).
+    const { app, locks, prefix } = await clusterApp(suite.cluster, { leaseTime: 1_000 });
     // Closed here, also when it fails: its renewals would count in the next test's calls.
     try {
       const keys = spreadKeys(prefix, 3);
@@ -81,12 +83,13 @@ describe('the lock family on a Redis Cluster', () => {
         lowest = Math.min(lowest, ttl);
         return ttl > lowest;
       };
-      await until(() => rose(keys[2]), 2_000);
+      await until(() => rose(keys[2]), 3_000);
       lowest = Infinity;
-      await until(() => rose(keys[0]), 2_000);
-      await sleep(700); // more than two leases: only renewals keep them
-      expect(group.signal.aborted).toBe(false);
-      expect(permit.signal.aborted).toBe(false);
+      await until(() => rose(keys[0]), 3_000);
+      await sleep(2_100); // more than two leases: only renewals keep them
+      // The reasons, not just the flags: a failure then says how the hold was lost.
+      expect(group.signal.reason).toBeUndefined();
+      expect(permit.signal.reason).toBeUndefined();
       for (const key of keys) expect(await locks.isLocked(key)).toBe(true);
       await permit.release();
       await group.release();
