@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { LockError, LockLostError } from '../errors';
 import { engineParts, type EngineParts } from './engine-parts';
 import { finishHolds } from './engine-shutdown';
+import { runHeld } from './run-held';
 import type { LockHandle } from './lock-handle';
 import {
   RUN_OPTIONS,
@@ -166,21 +167,11 @@ export class LockEngine {
       this.config.logger.debug(`Skipped: lock "${target.key}" was busy after ${opts.waitTime} ms.`);
       return undefined;
     }
-    let result: T;
-    try {
-      result = await this.runAs(entry, () => fn(entry as unknown as H));
-    } catch (error) {
-      // The function's own error wins over a release error (a loss is logged and emitted).
-      await entry.release().catch(() => undefined);
-      throw error;
-    }
-    try {
-      await entry.release();
-    } catch (error) {
-      if (!(error instanceof LockLostError)) throw error;
-      this.applyLostPolicy(error, policies?.onLockLost);
-    }
-    return result;
+    return runHeld(
+      entry,
+      () => this.runAs(entry, () => fn(entry as unknown as H)),
+      (lost) => this.applyLostPolicy(lost, policies?.onLockLost),
+    );
   }
 
   /** Takes `target` for the current chain (waiting as `opts` says): its handle, or busy. */
