@@ -20,11 +20,14 @@ import {
   type LockStore,
   type LockTarget,
 } from '../store';
-import { sleep } from '../time/time-limit';
+import { sleep, within } from '../time/time-limit';
 import { boundedRelease, type ReleaseDriver } from './bounded-release';
 import type { LockWaiters } from './waiting/lock-waiters';
 
-/** Delay between tries to free a grant whose answer was lost, ms. */
+/**
+ * Delay between tries to free a grant whose answer was lost, ms, when a try was sent and failed
+ * (a try refused while the store is unreachable waits for it to be back instead).
+ */
 const CLEANUP_RETRY_DELAY = 200;
 
 /** What an attempt may add to the plain one. */
@@ -237,7 +240,12 @@ export class HoldCalls {
     if (listeners !== null) this.waiters.released(hold, listeners);
   }
 
-  /** Frees what an attempt with a lost answer may have taken, retrying until `until`. */
+  /**
+   * Frees what an attempt with a lost answer may have taken, retrying until `until`. While the
+   * store is unreachable it tries again as soon as the store is back: the client may resend the
+   * attempt then, taking the lock for nobody, and this release goes out right behind it, before
+   * anything else this process sends.
+   */
   private async cleanup(
     target: LockTarget,
     owner: string,
@@ -253,7 +261,8 @@ export class HoldCalls {
         return;
       } catch (error) {
         if (!isConnectionError(error)) return;
-        await sleep(CLEANUP_RETRY_DELAY);
+        const back = error instanceof StoreUnreachableError ? this.store.reachable?.() : undefined;
+        await (back ? within(back, until - now()) : sleep(CLEANUP_RETRY_DELAY));
       }
     }
   }

@@ -126,4 +126,10 @@ export interface LockStore {
    * StoreUnreachableError (errors.ts), unsent. Optional: a store without it is always reachable.
    */
   unreachable?(): Error | undefined;
+  /**
+   * Resolves once the store can take requests again, after what its client resends on
+   * reconnecting (an acquire whose answer was lost: its cleanup must go out behind it).
+   * Optional, with `unreachable`.
+   */
+  reachable?(): Promise<void>;
 }

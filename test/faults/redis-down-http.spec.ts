@@ -15,7 +15,7 @@ import { tap } from 'rxjs';
 import { Locked } from '../../lib';
 import { httpApp } from '../nest/nest-kit';
 import { faultRedis } from './fault-kit';
-import { sleep } from '../../tools/time';
+import { sleep, until } from '../../tools/time';
 
 /** Each request's wait for its lock, ms. */
 const WAIT = 500;
@@ -109,7 +109,11 @@ describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its 
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const workers = Array.from({ length: WORKERS }, (_, n) => worker(n));
-    await sleep(300);
+    // The service works before the kill: wait for its first answers (a loaded run's first
+    // requests took 1.8 s, and none had ended after a fixed 300 ms).
+    await until(() => sent.filter((r) => r.status === 200).length >= WORKERS, 10_000, {
+      what: 'the first requests answered',
+    });
     await server.redis.kill();
     const killedAt = monotonic();
     await sleep(OUTAGE);
@@ -131,6 +135,7 @@ describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its 
       requests: sent.length,
       ok: count(200),
       unavailable: count(503),
+      busy: count(409),
       maxWaitMs: Math.round(Math.max(...waits)),
       maxRequestMs: Math.round(Math.max(...sent.map((r) => r.end - r.start))),
       resumeMs: Math.round(firstOkAfterRestart - restartedAt),
@@ -139,7 +144,26 @@ describe('Redis killed and restarted under concurrent @Locked HTTP traffic (its 
     };
     process.stderr.write(`redis-down-http figures: ${JSON.stringify(figures)}\n`);
 
-    expect(sent.filter((r) => r.status !== 200 && r.status !== 503)).toEqual([]);
+    // A failure is a 503 (Redis unreachable). A 409 (busy past the 500 ms wait behind 5 ms
+    // sections) only when the event loop stalled for half a wait or more: a loaded run stalled
+    // this process 686 ms and two requests got 409, as they should.
+    // On failure, each such request shows its times from the kill and from the restart (ms).
+    const allowed = stalled >= WAIT / 2 ? [200, 503, 409] : [200, 503];
+    const around = (at: number) => ({
+      fromKill: Math.round(at - killedAt),
+      fromRestart: Math.round(at - restartedAt),
+    });
+    expect(
+      sent
+        .filter((r) => !allowed.includes(r.status))
+        .map((r) => ({
+          ...r,
+          start: around(r.start),
+          called: around(called.get(r.id)!),
+          end: around(r.end),
+          figures,
+        })),
+    ).toEqual([]);
     expect(sent.filter((r) => r.status === 503 && r.retryAfter !== '1')).toEqual([]);
     expect(overlaps).toBe(0);
     expect(figures.maxWaitMs).toBeLessThanOrEqual(WAIT + MARGIN + stalled);

@@ -6,6 +6,7 @@ import {
   LockRedisError,
   LockService,
   RedisLockModule,
+  type LockHandle,
   type RedisLockModuleOptions,
 } from '../../lib';
 import { parseCommandstats } from '../../tools/redis/topology-admin';
@@ -20,6 +21,7 @@ import {
   tcpProxy,
   watchUnhandledRejections,
   type LockNode,
+  type TcpProxy,
 } from './fault-kit';
 import { until } from '../../tools/time';
 
@@ -183,15 +185,28 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
     expect(await raw.keys(`${node.prefix}down:*`)).toEqual([]);
   });
 
-  it('an acquire in flight when the connection breaks fails within its waitTime, and what Redis granted it is freed once the connection is back', async () => {
+  /**
+   * Runs `use` with a lock node behind a TCP proxy to the server (`node`'s key prefix, its
+   * scripts loaded), closing both after it.
+   */
+  async function proxiedNode(use: (viaProxy: LockNode, proxy: TcpProxy) => Promise<void>) {
     const proxy = await tcpProxy(redis.port);
     const viaProxy = await lockNode(fastRedis(proxy.port), {
       keyPrefix: node.prefix,
       leaseTime: DEFAULT_LEASE,
     });
     try {
+      await (await viaProxy.locks.acquire('proxied:warm')).release();
+      await use(viaProxy, proxy);
+    } finally {
+      await viaProxy.close();
+      await proxy.close();
+    }
+  }
+
+  it('an acquire in flight when the connection breaks fails within its waitTime, and what Redis granted it is freed once the connection is back', async () => {
+    await proxiedNode(async (viaProxy, proxy) => {
       const name = `${node.prefix}inflight`;
-      await (await viaProxy.locks.acquire('inflight:warm')).release(); // scripts loaded
       proxy.dropReplies();
       const stalls = watchStalls();
       const started = monotonic();
@@ -204,10 +219,36 @@ describe('Redis down while the application runs: lock calls fail fast, nothing s
       await until(async () => (await raw.exists(name)) === 0, 2_000);
       expect(outcome).toBeInstanceOf(LockRedisError);
       expect(took).toBeLessThan(400 + MARGIN + stalls());
-    } finally {
-      await viaProxy.close();
-      await proxy.close();
-    }
+    });
+  });
+
+  it('an acquire its client resends after a reconnect is freed before a call made once the connection is back', async () => {
+    // The acquire's answer is lost and the connection breaks: the caller gets an error, and
+    // ioredis resends the acquire once reconnected, which takes the lock again for nobody. The
+    // attempt's cleanup must free it before what this process sends next: else a caller
+    // whose wait ends just after Redis came back is told "busy" by a hold nobody has.
+    await proxiedNode(async (viaProxy, proxy) => {
+      const name = `${node.prefix}resent`;
+      proxy.dropReplies();
+      const acquiring = settled(viaProxy.locks.acquire('resent', { waitTime: 400 }));
+      await until(async () => (await raw.exists(name)) === 1, 1_000); // Redis granted it
+      proxy.cut();
+      expect(await acquiring).toBeInstanceOf(LockRedisError);
+      // The first call after the reconnect, made in the step after the connection's 'ready'.
+      const connection = commandClient(viaProxy);
+      const probe = new Promise<unknown>((resolve) => {
+        const ready = () => {
+          connection.off('ready', ready);
+          setImmediate(() => resolve(settled(viaProxy.locks.tryAcquire('resent'))));
+        };
+        connection.on('ready', ready);
+      });
+      proxy.restore();
+      const got = await probe;
+      expect(got).toEqual(expect.objectContaining({ key: 'resent' }));
+      await (got as LockHandle).release();
+      expect(await raw.exists(name)).toBe(0);
+    });
   });
 
   it('a waiter parked before the outage ends within its wait with LockRedisError; a holder finishing during it is not held up', async () => {

@@ -40,6 +40,8 @@ export class ConnectionState {
   private wasReady = false;
   /** Requests written and not yet answered: each one's failure callback, and its grace (ms). */
   private readonly inFlight = new Map<(error: Error) => void, number>();
+  /** Resolved at the connection's next 'ready' (see reachable). */
+  private back: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -49,6 +51,8 @@ export class ConnectionState {
     connection.on('ready', () => {
       this.wasReady = true;
       this.lastError = undefined;
+      this.back?.resolve();
+      this.back = undefined;
     });
     connection.on('error', (error) => (this.lastError = rootCause(error)));
     connection.on('close', () => this.closed());
@@ -63,6 +67,21 @@ export class ConnectionState {
     if (status === 'ready') return undefined;
     if (!this.wasReady && this.lastError === undefined && status !== 'end') return undefined;
     return this.lastError ?? new Error(`the connection to ${this.address} is ${status}`);
+  }
+
+  /**
+   * Resolves once the connection is ready (at once when it is now). After a reconnect that is a
+   * step after its 'ready' event, so after the unanswered commands ioredis resends then (it
+   * writes them right after emitting it): what is sent from here goes out behind them.
+   */
+  reachable(): Promise<void> {
+    if (this.connection.status === 'ready') return Promise.resolve();
+    if (this.back === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.back = { promise, resolve };
+    }
+    return this.back.promise;
   }
 
   /**

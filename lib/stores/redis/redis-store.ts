@@ -229,6 +229,10 @@ export class RedisStore
     return this.commands.down();
   }
 
+  reachable(): Promise<void> {
+    return this.commands.reachable();
+  }
+
   /** ClientRegistryPort: a record under `redisson_lock_client:{<id>}` (see client-registry.ts). */
   registerClient(info: ClientInfo, ttl: number): void {
     this.registration.start(info, ttl);
