@@ -75,8 +75,10 @@ const config = quick
       periods: 3,
     };
 
-/** The fairness scenario's contenders (scenario 7). */
+/** The fairness scenario's contenders (scenario 7), after the two hand-off floors. */
 const FAIRNESS_CONTENDERS = [
+  { name: 'hand-off floor, every waiter woken', tag: 'floor-all' },
+  { name: 'hand-off floor, only the next woken', tag: 'floor-next' },
   { name: 'nestjs-redis-lock run()', tag: 'lib' },
   { name: 'redis-semaphore Mutex', tag: 'semaphore' },
   { name: '@sesamecare-oss/redlock', tag: 'redlock' },

@@ -122,41 +122,54 @@ export function redlock(client: Redis, persist = true): Adapter {
 }
 
 /**
- * The protocol floor: the minimal Redisson-layout scripts (floor/acquire.lua, floor/release.lua:
- * PTTL+HSET+PEXPIRE, then HDEL+PUBLISH+latch SET PX) called with bare ioredis EVALSHA, no
- * library code. What any Redisson-compatible lock with an idempotent release costs at least.
- * `name`: its row's name (a second instance on its own client is the run's control row).
+ * The protocol floor's scripts (floor/acquire.lua: PTTL+HSET+PEXPIRE; floor/release.lua:
+ * HDEL+PUBLISH+latch SET PX) loaded on `client`, each lock call one bare EVALSHA.
  */
-export async function protocolFloor(
-  client: Redis,
-  name = 'protocol floor (2 × EVALSHA, Redisson layout)',
-): Promise<Adapter> {
+export async function floorScripts(client: Redis): Promise<{
+  /** Takes `key` (30 s lease) for a new owner: its number, or undefined when `key` is busy. */
+  take(key: string): Promise<number | undefined>;
+  /** Releases owner `n`'s hold of `key`, publishing on `channel` (the lock's by default). */
+  release(key: string, n: number, channel?: string): Promise<unknown>;
+}> {
   const source = (file: string) => readFileSync(join(__dirname, 'floor', file), 'utf8');
   const acquire = (await client.script('LOAD', source('acquire.lua'))) as string;
   const release = (await client.script('LOAD', source('release.lua'))) as string;
   const client16 = randomBytes(8).toString('hex');
   let seq = 0;
   return {
+    async take(key) {
+      const n = ++seq;
+      return (await client.evalsha(acquire, 1, key, 30_000, `${client16}:${n}`)) === 0
+        ? n
+        : undefined;
+    },
+    release(key, n, channel = `redisson_lock__channel:{${key}}`) {
+      const latch = `redisson_unlock_latch:{${key}}:${client16}${String(n).padStart(16, '0')}`;
+      return client.evalsha(release, 2, key, latch, channel, `${client16}:${n}`, 10_000);
+    },
+  };
+}
+
+/**
+ * The protocol floor: the minimal Redisson-layout scripts (floorScripts) called with bare
+ * ioredis EVALSHA, no library code. What any Redisson-compatible lock with an idempotent
+ * release costs at least. `name`: its row's name (a second instance on its own client is the
+ * run's control row).
+ */
+export async function protocolFloor(
+  client: Redis,
+  name = 'protocol floor (2 × EVALSHA, Redisson layout)',
+): Promise<Adapter> {
+  const scripts = await floorScripts(client);
+  return {
     name,
     async locked(key, fn) {
-      const n = ++seq;
-      const owner = `${client16}:${n}`;
-      if ((await client.evalsha(acquire, 1, key, 30_000, owner)) !== 0) {
-        throw new Error(`protocol floor: ${key} is busy`);
-      }
+      const n = await scripts.take(key);
+      if (n === undefined) throw new Error(`protocol floor: ${key} is busy`);
       try {
         return await fn();
       } finally {
-        const latch = `redisson_unlock_latch:{${key}}:${client16}${String(n).padStart(16, '0')}`;
-        await client.evalsha(
-          release,
-          2,
-          key,
-          latch,
-          `redisson_lock__channel:{${key}}`,
-          owner,
-          10_000,
-        );
+        await scripts.release(key, n);
       }
     },
     close: () => Promise.resolve(),

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { nestjsRedisLock, redisSemaphore, redlock, type Adapter } from './adapters';
+import { handoffFloor, type RingPlace } from './handoff-floor';
 import { median, percentile } from './stats';
 import { runWorkerProcesses } from './worker-processes';
 import { sleep } from '../../tools/time';
@@ -45,12 +46,22 @@ export interface FairnessResult {
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
 const clockMs = () => performance.timeOrigin + performance.now();
 
-/** The lock implementations a fairness run can use, by the tag a child process gets. */
-export type FairnessTag = 'lib' | 'semaphore' | 'redlock';
+/**
+ * The lock implementations a fairness run can use, by the tag a child process gets; `floor-all`
+ * and `floor-next` are the hand-off floors (handoff-floor.ts).
+ */
+export type FairnessTag = 'lib' | 'semaphore' | 'redlock' | 'floor-all' | 'floor-next';
 
 /** One client of `tag` on `url`, with its own connections (and, for this library, its own Nest app). */
-export async function fairnessClient(tag: FairnessTag, url: string): Promise<Adapter> {
+export async function fairnessClient(
+  tag: FairnessTag,
+  url: string,
+  place: RingPlace,
+): Promise<Adapter> {
   if (tag === 'lib') return (await nestjsRedisLock(url, { waitTime: FAIRNESS_WAIT })).run;
+  if (tag === 'floor-all' || tag === 'floor-next') {
+    return handoffFloor(url, tag === 'floor-all' ? 'all' : 'next', place);
+  }
   const client = new Redis(url);
   const adapter = tag === 'semaphore' ? redisSemaphore(client) : redlock(client, false);
   return { ...adapter, close: () => Promise.resolve(client.disconnect()) };
@@ -153,7 +164,9 @@ export async function inProcessClients(
   durationMs: number,
 ): Promise<WorkerLog[]> {
   const clients = await Promise.all(
-    Array.from({ length: workers }, () => fairnessClient(tag, url)),
+    Array.from({ length: workers }, (_, index) =>
+      fairnessClient(tag, url, { lock: keys.lock, index, count: workers }),
+    ),
   );
   const startAt = Date.now() + 100;
   try {
@@ -180,7 +193,13 @@ export async function childProcesses(
   outside = false,
 ): Promise<WorkerLog[]> {
   const args = [tag, String(port), keys.lock, keys.counter, String(durationMs)];
-  if (!outside) return runWorkerProcesses<WorkerLog>('fairness-worker.ts', workers, () => args);
+  if (!outside) {
+    return runWorkerProcesses<WorkerLog>('fairness-worker.ts', workers, (index) => [
+      ...args,
+      String(index),
+      String(workers),
+    ]);
+  }
   const script = join(__dirname, '..', 'workers', 'outside-worker.cjs');
   return Promise.all(
     Array.from(
