@@ -116,7 +116,9 @@ describe('fair locks on Redis across processes', () => {
         startChild((store.target as TestRedis).url, prefix, { fairQueueTimeout: 2_000 }),
       ),
     );
-    const holder = await locks.acquire('f', { fair: true });
+    // A lease of its own: the suite's 600 ms one can run out in a loaded run's stall, and the
+    // first waiter would take the lock before the queue is complete.
+    const holder = await locks.acquire('f', { fair: true, leaseTime: 30_000 });
     const arrival: [string, LockChild][] = [];
     for (let i = 0; i < 8; i++) {
       const child = children[(i * 3) % 4];

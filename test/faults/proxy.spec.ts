@@ -108,7 +108,8 @@ describe('fault: the client connection cut, stalled or losing replies, through a
 
   it('a release whose reply was lost is resent after the reconnect and answered from the unlock latch: no error, one release', async () => {
     await (await viaProxy.locks.acquire('latch')).release(); // scripts loaded: no NOSCRIPT reply to lose
-    const held = await viaProxy.locks.acquire('latch');
+    // A lease longer than the test's steps: the release's bound (its lease) must not end first.
+    const held = await viaProxy.locks.acquire('latch', { leaseTime: 30_000 });
     const name = `${direct.prefix}latch`;
     const warningsBefore = logged.length;
     proxy.dropReplies();
@@ -126,7 +127,9 @@ describe('fault: the client connection cut, stalled or losing replies, through a
 
   it('control for the test above: with the latch gone, the resent release finds no owner and reports the loss', async () => {
     await (await viaProxy.locks.acquire('nolatch')).release();
-    const held = await viaProxy.locks.acquire('nolatch');
+    // As above: with a 600 ms lease, a loaded run's steps outlasted the release's bound, and the
+    // release resolved as unanswered (the lock expires on its own) before the resend.
+    const held = await viaProxy.locks.acquire('nolatch', { leaseTime: 30_000 });
     const name = `${direct.prefix}nolatch`;
     const before = await raw.keys(`redisson_unlock_latch:{${name}}:*`);
     proxy.dropReplies();

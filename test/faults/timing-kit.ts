@@ -1,18 +1,13 @@
 /**
- * Timing tools the fault kit lacks: a proxy that delays replies, a single-node Redis Cluster,
- * renewal and timer probes, and clocks that ignore `Date.now` mocks (first written for the
- * suites of issue 8).
+ * Timing tools the fault kit lacks: a proxy that delays replies, renewal and timer probes, and
+ * clocks that ignore `Date.now` mocks (first written for the suites of issue 8).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Socket, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { LockService } from '../../lib';
 import { freePort } from '../support/redis-server';
-import { sleep, until } from '../../tools/time';
+import { sleep } from '../../tools/time';
 
 /** Milliseconds from a monotonic clock: unaffected by a mocked or stepped `Date.now`. */
 export const monotonic = () => performance.now();
@@ -128,43 +123,4 @@ export async function delayProxy(target: number, latency: number, after?: RegExp
         server.close(() => resolve());
       }),
   };
-}
-
-/**
- * A Redis Cluster of one master owning all 16384 slots (a child `redis-server`, killed by pid
- * on stop): enough for Cluster's rules, such as CROSSSLOT for one command over several slots.
- */
-export async function singleNodeCluster(): Promise<{ port: number; stop(): Promise<void> }> {
-  let port = await freePort();
-  while (port > 55_535) port = await freePort(); // the cluster bus listens on port + 10000
-  const dir = mkdtempSync(join(tmpdir(), 'lock-cluster-'));
-  const child: ChildProcess = spawn(
-    process.env.REDIS_SERVER_BIN ?? 'redis-server',
-    [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir],
-      ...['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1'],
-      ...['--save', '', '--appendonly', 'no'],
-    ],
-    { stdio: 'ignore' },
-  );
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 20 });
-  admin.on('error', () => undefined);
-  try {
-    await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
-    await until(async () => (await admin.cluster('INFO')).includes('cluster_state:ok'), 5_000);
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    admin.disconnect();
-  }
-  return { port, stop };
 }

@@ -35,6 +35,11 @@ export interface SoakWorkerSettings {
   prefix: string;
   keys: number;
   seconds: number;
+  /**
+   * Sections this process completes at least: it runs past `seconds` until it has them (for at
+   * most MIN_SECTIONS_GRACE), so a slow machine makes the soak longer, not thinner.
+   */
+  minSections?: number;
   workers: number;
   /** Watchdog lease, ms. */
   leaseTime: number;
@@ -50,6 +55,9 @@ return 1`;
 
 /** Pause after a wait failed (not timed out), ms. */
 const FAILED_WAIT_PAUSE = 20;
+
+/** How long past `seconds` a process may go on to reach `minSections`, ms. */
+const MIN_SECTIONS_GRACE = 30_000;
 
 /** How long after the end a call or the shutdown may still take, ms. */
 const HANG_LIMIT = 30_000;
@@ -213,10 +221,13 @@ async function main() {
   for await (const chunk of process.stdin) input += (chunk as Buffer).toString();
   await sleep(Math.max(0, Number(input) - Date.now()));
   const endAt = Date.now() + settings.seconds * 1000;
+  const graceEnd = endAt + (settings.minSections ? MIN_SECTIONS_GRACE : 0);
+  const goOn = () =>
+    Date.now() < endAt || (report.sections < (settings.minSections ?? 0) && Date.now() < graceEnd);
   let pending = 0;
   const working = Promise.all(
     Array.from({ length: settings.workers }, async () => {
-      while (Date.now() < endAt) {
+      while (goOn()) {
         pending++;
         await oneCall().catch((error: unknown) => {
           // A store error or a failed wait report: counted, the worker goes on.
@@ -229,7 +240,7 @@ async function main() {
   );
   // Every call is bounded (its wait, then a short section): one still pending long after the
   // end never settles, and is reported instead of hanging the soak.
-  await Promise.race([working, sleep(endAt - Date.now() + HANG_LIMIT)]);
+  await Promise.race([working, sleep(graceEnd - Date.now() + HANG_LIMIT)]);
   report.hungCalls = pending;
   store.disconnect();
   await Promise.race([app.close(), sleep(HANG_LIMIT)]);

@@ -18,7 +18,13 @@ import { transpileWorker, type WorkerBuild } from '../../tools/transpile-worker'
 import { checkExclusion, checkFencing, checkWaits } from './soak-analysis';
 import { injectFaults } from './soak-faults';
 import { monitorLocks } from './soak-monitor';
-import { FAULT_KINDS, WAIT, type FaultKind, type SoakWorkerReport } from './soak-records';
+import {
+  FAULT_KINDS,
+  WAIT,
+  type FaultKind,
+  type SectionRecord,
+  type SoakWorkerReport,
+} from './soak-records';
 import type { SoakWorkerSettings } from './soak-worker';
 
 /** The watchdog lease of the soak, ms: short, so that faults outlast it. */
@@ -42,6 +48,8 @@ export interface SoakOptions {
   durable?: boolean;
   /** Control run: the same sections without the lock (must report violations). */
   unlocked?: boolean;
+  /** Sections each process completes at least, running past `seconds` if it must (see worker). */
+  minSections?: number;
 }
 
 export interface SoakReport {
@@ -102,6 +110,14 @@ function spawnWorker(build: WorkerBuild, settings: SoakWorkerSettings) {
   return { child, ready, done };
 }
 
+/** Seconds from the first call to the last exit of `records` (0 without any). */
+function spanOf(records: SectionRecord[]): number {
+  if (records.length === 0) return 0;
+  const first = records.reduce((t, r) => Math.min(t, r[1]), Infinity);
+  const last = records.reduce((t, r) => Math.max(t, r[3]), 0);
+  return (last - first) / 1e6;
+}
+
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const workers = options.workers ?? 2;
   const keys = options.keys ?? 2;
@@ -116,6 +132,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     prefix,
     keys,
     seconds: options.seconds,
+    minSections: options.minSections,
     workers,
     leaseTime: SOAK_LEASE,
     unlocked: options.unlocked,
@@ -125,7 +142,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   // A worker that hangs (a stuck lock) must fail the soak, not hang it.
   const deadline = setTimeout(
     () => children.forEach(({ child }) => child.kill('SIGKILL')),
-    (options.seconds + 180) * 1000, // startup on a busy machine, the end, 30 s for hangs
+    (options.seconds + 180) * 1000, // startup on a busy machine, the end, 30 s to reach minSections, 30 s for hangs
   );
   const store = new Redis(storeRedis.url);
   let finished = false;
@@ -165,7 +182,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       durable: options.durable === true,
       faults: faultCounts,
       sections: records.length,
-      sectionsPerSecond: Math.round(records.length / options.seconds),
+      sectionsPerSecond: Math.round(records.length / Math.max(options.seconds, spanOf(records))),
       violations: exclusion.violations,
       overlapsAfterWipe: exclusion.overlapsAfterWipe,
       staleTokens: fencing.staleTokens,

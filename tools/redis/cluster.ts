@@ -28,10 +28,12 @@ export { SLOTS } from './cluster-state';
 
 /**
  * Every node's settings besides port, dir, persistence and node timeout (see
- * redis-topologies.md §1).
+ * redis-topologies.md §1). The announced IP matters for a cluster of one: a node that has met
+ * no other does not know its address and gives "" in CLUSTER SLOTS, which ioredis cannot reach.
  */
 const NODE_ARGS = [
   ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
+  ...['--cluster-announce-ip', LOOPBACK],
   ...['--repl-diskless-sync-delay', '0'],
 ];
 

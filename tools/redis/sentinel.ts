@@ -185,9 +185,20 @@ export class TestSentinel {
     await this.admin.get(port).call('CLIENT', 'PAUSE', String(ms), 'WRITE');
   }
 
-  /** CLIENT UNPAUSE on one data node. */
+  /**
+   * CLIENT UNPAUSE on one data node, again on a new admin connection when it fails: a failover
+   * that reconfigures the node ends with Sentinel's CLIENT KILL TYPE normal there, which closes
+   * the admin connection under a command in flight ("Connection is closed.").
+   */
   async unpause(port: number): Promise<void> {
-    await this.admin.get(port).call('CLIENT', 'UNPAUSE');
+    await untilNodes(
+      `${port} unpaused`,
+      async () => {
+        await this.admin.get(port).call('CLIENT', 'UNPAUSE');
+        return true;
+      },
+      5_000,
+    );
   }
 
   /** Closes the clients, SIGKILLs every process and removes the dir. */

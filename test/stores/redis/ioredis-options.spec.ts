@@ -18,13 +18,8 @@ import {
   type LockNode,
   type TcpProxy,
 } from '../../faults/fault-kit';
-import {
-  channelOf,
-  monotonic,
-  renewals,
-  singleNodeCluster,
-  subscribers,
-} from '../../faults/timing-kit';
+import { channelOf, monotonic, renewals, subscribers } from '../../faults/timing-kit';
+import { startCluster, STEADY_NODE_TIMEOUT } from '../../../tools/redis/cluster';
 import { sleep, until } from '../../../tools/time';
 
 type LockApp = Awaited<ReturnType<typeof lockApp>>;
@@ -182,8 +177,14 @@ describe('the user’s ioredis options and clients (its own redis-server)', () =
 
   it('a Cluster client is refused at startup with LockOptionsError naming `client`, or keeps locks of two slots renewed', async () => {
     // issue 8, defect 18 (until the scale-out issue supports Cluster: never silently wrong)
-    const cluster = await singleNodeCluster();
-    const client = new Cluster([{ host: '127.0.0.1', port: cluster.port }]);
+    // One master owning every slot; its node is never killed, so a loaded machine cannot fail it.
+    const cluster = await startCluster({
+      masters: 1,
+      replicasPerMaster: 0,
+      nodeTimeout: STEADY_NODE_TIMEOUT,
+    });
+    const [port] = cluster.ports;
+    const client = new Cluster([{ host: '127.0.0.1', port }]);
     client.on('error', () => undefined);
     let app: LockApp | undefined;
     try {
@@ -198,7 +199,7 @@ describe('the user’s ioredis options and clients (its own redis-server)', () =
       app = created as LockApp;
       // Two lock names in different hash slots, renewed by the watchdog for a few leases.
       const held = [await app.locks.acquire('slot:a'), await app.locks.acquire('slot:b')];
-      const inspect = new Redis({ port: cluster.port, host: '127.0.0.1' });
+      const inspect = new Redis({ port, host: '127.0.0.1' });
       const renewed = await renewals(inspect, `${app.prefix}slot:b`, 3, LEASE * 3);
       inspect.disconnect();
       const lost = held.filter((lock) => lock.signal.aborted);

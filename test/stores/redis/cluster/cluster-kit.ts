@@ -50,9 +50,7 @@ export function clusterAppSuite(): {
     nodeTimeout: STEADY_NODE_TIMEOUT,
   });
   const closers: (() => Promise<unknown>)[] = [];
-  afterAll(async () => {
-    await Promise.all(closers.map((close) => close()));
-  });
+  suite.closing(() => Promise.all(closers.map((close) => close())));
   const apps = async (): Promise<[LockService, LockService, string]> => {
     const first = await clusterApp(suite.cluster, { leaseTime: 30_000, waitTime: 5_000 });
     const second = await clusterApp(suite.cluster, {

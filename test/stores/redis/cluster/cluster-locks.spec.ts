@@ -34,7 +34,7 @@ describe('locks on a Redis Cluster', () => {
     nodeTimeout: STEADY_NODE_TIMEOUT,
   });
   const closers: (() => Promise<unknown>)[] = [];
-  afterAll(async () => {
+  suite.closing(async () => {
     await killChildren();
     removeWorkerBuild();
     await Promise.all(closers.map((close) => close()));

@@ -19,7 +19,7 @@ describe('the Redis store on a node-redis Cluster client', () => {
   const suite = suiteCluster();
   const clients: { readonly isOpen: boolean; destroy(): void }[] = [];
   const closers: (() => Promise<unknown>)[] = [];
-  afterAll(async () => {
+  suite.closing(async () => {
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
     for (const client of clients.splice(0)) destroy(client);
   });
