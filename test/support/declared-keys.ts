@@ -5,9 +5,10 @@
  * Serverless, some proxies) refuse those; docs/redis-layout.md lists the only ones allowed
  * (UNDECLARED_ALLOWED here), which the Redisson layout leaves no way to declare.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LockScripts } from '../../lib/stores/redis/lock-scripts';
+import { monitorServer } from './redis-monitor';
 
 /** A key a script touched without its call declaring it. */
 export interface UndeclaredKey {
@@ -44,12 +45,13 @@ export async function watchDeclaredKeys(
   client: Redis,
   everyScript = false,
 ): Promise<{
-  stop(): UndeclaredKey[];
+  stop(): Promise<UndeclaredKey[]>;
 }> {
-  const monitor = await client.monitor(); // its own connection
   const calls: ScriptCall[] = [];
   let current: ScriptCall | undefined;
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+  const end = { marker: `declared-keys:end:${randomUUID()}`, seen: () => {} };
+  const monitor = await monitorServer(client, ({ args, source }) => {
+    if (args[0] === 'echo' && args[1] === end.marker) end.seen();
     if (source === 'lua') {
       current?.commands.push(args);
       return;
@@ -67,8 +69,21 @@ export async function watchDeclaredKeys(
     calls.push(current);
   });
   return {
-    stop() {
-      monitor.disconnect();
+    async stop() {
+      // MONITOR's socket may deliver a command's line after the command's reply: the commands
+      // sent before stop() are all seen once a command sent now is.
+      let timeout: NodeJS.Timeout | undefined;
+      const seen = new Promise<void>((resolve, reject) => {
+        end.seen = resolve;
+        timeout = setTimeout(() => reject(new Error('MONITOR did not show ECHO in 10 s')), 10_000);
+      });
+      try {
+        await client.echo(end.marker);
+        await seen;
+      } finally {
+        clearTimeout(timeout);
+        monitor.close();
+      }
       return undeclared(calls);
     },
   };

@@ -24,9 +24,14 @@ export function suiteRedis(options: { control?: boolean } = {}): SuiteRedis {
     if (options.control) raw.on('error', () => undefined);
   });
   afterAll(async () => {
-    for (const closable of closables.splice(0).reverse()) await closable.close();
+    // Each closes and the server stops although one fails; the first failure is then thrown.
+    const failures: unknown[] = [];
+    for (const closable of closables.splice(0).reverse()) {
+      await closable.close().catch((error: unknown) => failures.push(error));
+    }
     raw?.disconnect();
     await redis?.stop();
+    if (failures.length > 0) throw failures[0];
   });
   return {
     get redis() {

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { MemoryLockStore } from '../../lib';
 import type { TestRedis } from './redis-server';
-import { watchDeclaredKeys } from './declared-keys';
+import { watchDeclaredKeys, type UndeclaredKey } from './declared-keys';
 import { NodeRedisServer } from './node-redis-server';
-import { suiteRedis } from './suite-redis';
+import { suiteRedis, type SuiteRedis } from './suite-redis';
 
 /**
  * Every store the library's behavioural suites run on: the Redis store on ioredis (`redis`) and
@@ -93,14 +93,16 @@ function memoryStore(): SuiteStore {
 
 /**
  * Every script the suite's server runs declares the keys it touches (see declared-keys.ts): the
- * suite fails after its tests otherwise.
+ * suite fails after its tests otherwise. The watch ends before the server stops, after what the
+ * suite's tests passed to closing().
  */
-function watchScripts(server: { readonly raw: Redis }): void {
-  let watch: Awaited<ReturnType<typeof watchDeclaredKeys>> | undefined;
+function watchScripts(server: SuiteRedis): void {
+  let found: UndeclaredKey[] | undefined;
   beforeAll(async () => {
-    watch = await watchDeclaredKeys(server.raw);
+    const watch = await watchDeclaredKeys(server.raw);
+    server.closing({ close: async () => (found = await watch.stop()) });
   });
   afterAll(() => {
-    expect(watch?.stop()).toEqual([]);
+    expect(found).toEqual([]);
   });
 }

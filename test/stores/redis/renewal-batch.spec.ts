@@ -1,18 +1,16 @@
 import type { LockHandle } from '../../../lib';
 import { lockApp } from '../../support/lock-app';
+import { monitorServer } from '../../support/redis-monitor';
 import { suiteStore } from '../../support/suite-store';
 import { sleep } from '../../../tools/time';
 
 /**
  * The renewal calls' entry kinds (`l`, `w`, `r` per entry: renew-all.lua's ARGV[2]) seen on
- * MONITOR while `record(ms)` runs. Start it while no commands flow: ioredis enters monitoring
- * mode in a promise callback after MONITOR's +OK, so a MONITOR line read together with that +OK
- * is taken for a reply and throws "Command queue state error".
+ * MONITOR while `record(ms)` runs.
  */
 async function renewalMonitor(raw: NonNullable<ReturnType<typeof suiteStore>['raw']>) {
-  const monitor = await raw.monitor();
   let calls: string[] | undefined;
-  monitor.on('monitor', (_time: string, args: string[]) => {
+  const monitor = await monitorServer(raw, ({ args }) => {
     if (calls === undefined || args[0].toLowerCase() !== 'evalsha') return;
     const kinds = args[3 + Number(args[2]) + 1];
     if (kinds !== undefined && /^[lwr]+$/.test(kinds)) calls.push(kinds);
@@ -24,7 +22,7 @@ async function renewalMonitor(raw: NonNullable<ReturnType<typeof suiteStore>['ra
       calls = undefined;
       return seen;
     },
-    close: () => monitor.disconnect(),
+    close: () => monitor.close(),
   };
 }
 
