@@ -205,6 +205,7 @@ export class HoldCalls {
   release(hold: LockHold): Promise<void> {
     return boundedRelease<number | null>(hold, this.driver, {
       send: (answered, failed) => {
+        this.waiters.releasing(hold);
         try {
           const fastPath = this.fastPath;
           if (fastPath !== undefined) fastPath.releaseInto(hold, answered, failed);
@@ -236,6 +237,7 @@ export class HoldCalls {
     if (hold.released) return;
     hold.released = true;
     hold.trace?.released();
+    this.waiters.releasing(hold);
     const listeners = await this.store.release(hold).catch(() => null);
     if (listeners !== null) this.waiters.released(hold, listeners);
   }

@@ -51,6 +51,19 @@ export interface KeptReleasePort {
   releaseKept(hold: StoredHold, keepFor: number): Promise<boolean>;
 }
 
+/**
+ * A waiter's turn passed on: a process whose turn came with a release notice, but which no
+ * longer waits for the lock, announces the release again, so that the process due next does not
+ * wait for a timer to learn that the turn is its.
+ */
+export interface TurnPassPort {
+  /**
+   * Publishes a release message (Redisson's unlock message) on `channel`, a lock's release
+   * channel (see LockStore.channel); waiters read it as a release of a lock that may be free.
+   */
+  passTurn(channel: string): Promise<void>;
+}
+
 /** What a client (one LockService's engine) registers about itself: see ClientRegistryPort. */
 export interface ClientInfo extends LockHolder {
   /** The client id: the uuid before the `:` of every owner field the client writes. */
@@ -89,6 +102,7 @@ export interface StorePorts {
   fastPath: FastPathPort;
   keptRelease: KeptReleasePort;
   clientRegistry: ClientRegistryPort;
+  turnPass: TurnPassPort;
 }
 
 /** The name of a port. */
@@ -101,6 +115,7 @@ const PROBES: { readonly [P in StorePort]: keyof StorePorts[P] } = {
   fastPath: 'acquireInto',
   keptRelease: 'releaseKept',
   clientRegistry: 'registerClient',
+  turnPass: 'passTurn',
 };
 
 /** What each port serves, for the error of a store without it. */
@@ -110,6 +125,7 @@ const SERVES: { readonly [P in StorePort]: string } = {
   fastPath: 'the fast path',
   keptRelease: 'holdAtLeast',
   clientRegistry: 'the client registry',
+  turnPass: 'passing a turn on',
 };
 
 /** Whether `store` has the capability port `port`. */

@@ -73,4 +73,51 @@ describe('fairness between clients in one process', () => {
     },
     TIMEOUT,
   );
+
+  it(
+    'a client that stops wanting the lock passes its turn on: one more release message, then it is gone',
+    async () => {
+      const first = await lockApp(redis, { waitTime: 20_000 });
+      apps = [first];
+      for (let i = 1; i < 3; i++) {
+        apps.push(await lockApp(redis, { keyPrefix: first.prefix, waitTime: 20_000 }));
+      }
+      await Promise.all(apps.map(({ locks }) => locks.run('shared', () => Promise.resolve())));
+      // Every message on the lock's channel from here on: each release publishes one.
+      const listener = raw.duplicate();
+      const channel = `redisson_lock__channel:{${first.prefix}shared}`;
+      let messages = 0;
+      const marker = new Promise<void>((resolve) =>
+        listener.on('message', (from: string, message: string) => {
+          if (message === 'end') resolve();
+          else if (from === channel && message === '0') messages++;
+        }),
+      );
+      await listener.subscribe(channel);
+      let releases = 0;
+      const loop = async (locks: LockService, until: () => boolean) => {
+        while (!until()) {
+          await locks.run('shared', () => Promise.resolve());
+          releases++;
+        }
+      };
+      // Three clients take turns (so each has lost a race: they rotate), then the third stops
+      // while the other two go on for some rounds, within its subscription's linger (1 s).
+      const rotated = loop(apps[2].locks, () => releases >= 150);
+      await Promise.all([
+        loop(apps[0].locks, () => releases >= 180),
+        loop(apps[1].locks, () => releases >= 180),
+        rotated,
+      ]);
+      await raw.publish(channel, 'end'); // after every message before it, on this connection
+      await marker;
+      listener.disconnect();
+      const passes = messages - releases;
+      // The third client's turn came with no caller left: passed on once, then its queue went.
+      // The first two may pass one each once they stop too (a last release's notice).
+      expect(passes).toBeGreaterThanOrEqual(1);
+      expect(passes).toBeLessThanOrEqual(3);
+    },
+    TIMEOUT,
+  );
 });

@@ -1,7 +1,7 @@
-import { now } from '../../time/clock';
 import type { LockHold } from '../lock-hold';
 import { isConnectionError } from '../../errors';
 import { DeadlineTimer } from '../../time/time-limit';
+import { ReleaseHoldBack } from './release-hold-back';
 import { TurnPolicy } from './turn-policy';
 import { WaitList, type WaitTicket } from './wait-list';
 
@@ -20,7 +20,12 @@ export interface QueueHost {
   abandoned(hold: LockHold): void;
   /** Subscribing or unsubscribing failed; waiting falls back to TTL-capped retries. */
   failed(error: unknown): void;
-  /** The queue was dropped (empty for QUEUE_LINGER ms, or shut down). */
+  /**
+   * Announces a release on `channel` for the process due after this one (see KeyQueue.notice);
+   * undefined where the store cannot, or the lock's waiters could misread it.
+   */
+  readonly passTurn?: (channel: string) => void;
+  /** The queue was dropped (empty at its turn or for QUEUE_LINGER ms, or shut down). */
   dropped(queue: KeyQueue): void;
 }
 
@@ -33,16 +38,9 @@ const CONNECTION_RETRY_DELAY = 100;
  */
 const HOLD_BACK_DELAY = 2;
 /**
- * How long this process holds back its next attempt on a lock after its release was announced
- * to other processes, ms: about the time a woken waiter needs to read the notice and send its
- * attempt. Without it the releasing process, whose next acquire starts on the release's own
- * answer, wins nearly every race against the processes the notice woke (they read it a tick
- * later), and starves them when they share its event loop.
- */
-export const HANDOFF_HOLD_BACK = 2;
-/**
  * How long a queue stays subscribed after its last waiter left, ms: a caller that comes back
- * soon (a worker in a loop) finds the subscription and the turn-taking state still there.
+ * soon (a worker in a loop) finds the subscription and the turn-taking state still there. The
+ * turn of a process that takes turns with others ends it sooner (see KeyQueue.notice).
  */
 const QUEUE_LINGER = 1_000;
 
@@ -62,8 +60,8 @@ export class KeyQueue {
   private readonly turns = new TurnPolicy();
   private subscribed = false;
   private subscribing = true;
-  /** Until when (clock ms) attempts wait: this process just released and others were told. */
-  private holdBackUntil: number;
+  /** Attempts wait a moment after this process released the lock and others were told. */
+  private readonly holdBack: ReleaseHoldBack;
   /** Pending while attempts wait for other processes' turns (set anew by each release notice). */
   private turnTimer: NodeJS.Timeout | undefined;
   private attempting = false;
@@ -90,7 +88,7 @@ export class KeyQueue {
     /** A hold-back (clock ms) begun before the queue existed; 0 for none. */
     holdBackUntil = 0,
   ) {
-    this.holdBackUntil = holdBackUntil;
+    this.holdBack = new ReleaseHoldBack(holdBackUntil);
     this.waiters = new WaitList(() => this.left());
     this.subscribe();
   }
@@ -110,11 +108,23 @@ export class KeyQueue {
     return waiting;
   }
 
-  /** A release notice of the lock: the head tries now, or after a hold-back if it is not its turn. */
+  /**
+   * A release notice of the lock: the head tries now, or after a hold-back if it is not its
+   * turn. When nobody here waits any more (the queue lingers) and others count on a turn of
+   * this process, the queue is dropped when that turn comes, passed on first: the release is
+   * announced again, which the others count as this process's turn, so the one due next tries
+   * on that notice instead of after its hold-back. Dropped, it passes at most once and the next
+   * release no longer counts it among the processes it woke.
+   */
   notice(): void {
+    this.holdBack.noticed();
     const early = this.turns.noticed();
     clearTimeout(this.turnTimer);
     this.turnTimer = undefined;
+    if (this.waiters.length === 0 && !this.attempting) {
+      this.idleNotice(early);
+      return;
+    }
     if (early > 0) {
       // As many steps as releases early: the held-back processes try in the order of their turns.
       this.turnTimer = setTimeout(() => {
@@ -128,9 +138,26 @@ export class KeyQueue {
     } else this.attempt(true);
   }
 
+  /**
+   * A notice while nobody here waits (the queue lingers). If others take turns with this
+   * process, it leaves their rotation when its turn comes (or came): it passes the turn on
+   * (where the store can) and stops listening, so that the next release no longer counts it
+   * among the processes it woke. Otherwise it lingers on (QUEUE_LINGER).
+   */
+  private idleNotice(early: number): void {
+    if (!this.turns.rotating || early > 0) return;
+    if (early === 0) this.host.passTurn?.(this.channel);
+    this.dispose();
+  }
+
   /** Whether release notices of the lock reach this queue (its subscription is in place). */
   get listening(): boolean {
     return this.subscribed;
+  }
+
+  /** This process is sending a release of the lock: the next notice, if subscribed, is its own. */
+  releasing(): void {
+    this.holdBack.releasing(this.subscribed);
   }
 
   /**
@@ -139,13 +166,14 @@ export class KeyQueue {
    */
   released(listeners: number, holdBackUntil?: number): void {
     this.turns.released(listeners);
-    if (holdBackUntil !== undefined) this.holdBackUntil = holdBackUntil;
+    if (holdBackUntil !== undefined) this.holdBack.hold(holdBackUntil);
     // Without a subscription no notice will come: local waiters try now.
     if (!this.subscribed) this.attempt();
   }
 
   /** The notice connection is back: notices may have been missed, or a SUBSCRIBE may have failed. */
   reconnected(): void {
+    this.holdBack.reset();
     if (this.subscribed) this.attempt();
     // Also when a SUBSCRIBE is pending: the break may have swallowed it (SUBSCRIBE is idempotent).
     else this.subscribe();
@@ -186,7 +214,7 @@ export class KeyQueue {
     // Others' turns first: the turn timer tries when they are over.
     if (head === undefined || this.turnTimer !== undefined) return;
     // Held back after this process's own release: notices and wake-ups meanwhile try at its end.
-    const holdBack = this.holdBackUntil - now();
+    const holdBack = this.holdBack.remaining();
     if (holdBack > 0) {
       this.retryAfter(holdBack);
       return;

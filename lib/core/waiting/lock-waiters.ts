@@ -1,8 +1,9 @@
 import { now } from '../../time/clock';
 import type { LockHold } from '../lock-hold';
-import type { LockStore, LockTarget } from '../../store';
+import { hasPort, type LockStore, type LockTarget } from '../../store';
 import { kindOf, type QueueFamily } from '../kinds';
-import { HANDOFF_HOLD_BACK, KeyQueue, type Attempt, type QueueHost } from './key-queue';
+import { KeyQueue, type Attempt, type QueueHost } from './key-queue';
+import { HANDOFF_HOLD_BACK } from './release-hold-back';
 
 /** Above this many hold-backs of names without a queue, the ended ones are swept out. */
 const HOLD_BACK_SWEEP = 1_000;
@@ -40,6 +41,8 @@ export class LockWaiters {
   /** Hold-backs (until, clock ms) after releases of locks that had no queue here. */
   private readonly holdBacks: Record<QueueFamily, Map<string, number>> = families();
   private readonly host: QueueHost;
+  /** The host of the queues whose turns can be passed on (see queueHost). */
+  private readonly passingHost: QueueHost;
 
   constructor(
     private readonly store: LockStore,
@@ -59,6 +62,12 @@ export class LockWaiters {
           this.listeners.delete(queue.channel);
         }
       },
+    };
+    const passer = hasPort(store, 'turnPass') ? store : undefined;
+    this.passingHost = {
+      ...this.host,
+      // A pass that fails (the connection is down) leaves the turn to the others' hold-backs.
+      passTurn: passer && ((channel) => void passer.passTurn(channel).catch(() => undefined)),
     };
     store.listen({
       notice: (channel) => {
@@ -102,7 +111,9 @@ export class LockWaiters {
     if (queue === undefined) {
       const channel = this.store.channel(target, '');
       const holdBacks = this.holdBacks[family];
-      queue = new KeyQueue(name, channel, this.host, this.noLeaseRetry, holdBacks.get(name));
+      // Passing a turn announces a release: a semaphore's channel carries counts of permits.
+      const host = family === 'permit' ? this.host : this.passingHost;
+      queue = new KeyQueue(name, channel, host, this.noLeaseRetry, holdBacks.get(name));
       holdBacks.delete(name);
       this.queues[family].set(name, queue);
       this.listeners.set(channel, queue);
@@ -153,6 +164,15 @@ export class LockWaiters {
   private unsubscribe(channel: string): Promise<void> {
     this.queueChannels.delete(channel);
     return this.alsoListening.has(channel) ? Promise.resolve() : this.store.unsubscribe(channel);
+  }
+
+  /** This process is sending a release of `target` (see KeyQueue.releasing). */
+  releasing(target: LockTarget): void {
+    const kind = kindOf(target.kind);
+    if (!kind.holdBack) return;
+    const queues = this.queues[kind.queue];
+    if (target.names === undefined) queues.get(target.name)?.releasing();
+    else for (const name of target.names) queues.get(name)?.releasing();
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   type LockTarget,
   type NoticeListener,
   type StoredHold,
+  type TurnPassPort,
 } from '../../store';
 
 /** The shared lock table a client works on (MemoryLockStore): each call one atomic step. */
@@ -24,6 +25,7 @@ export interface MemoryLockTable {
   channel(target: LockTarget, owner: string): string;
   subscribe(client: MemoryStoreClient, channel: string): void;
   unsubscribe(client: MemoryStoreClient, channel: string): void;
+  publish(channel: string): number;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface MemoryLockTable {
  * that caused them has answered (as over a socket).
  */
 export class MemoryStoreClient
-  implements LockStore, FairQueuePort, PermitCountPort, KeptReleasePort
+  implements LockStore, FairQueuePort, PermitCountPort, KeptReleasePort, TurnPassPort
 {
   private readonly subscriptions = new Set<string>();
   private listener: NoticeListener | undefined;
@@ -47,6 +49,11 @@ export class MemoryStoreClient
 
   release(hold: StoredHold): Promise<number | null> {
     return Promise.resolve(this.store.release(hold));
+  }
+
+  passTurn(channel: string): Promise<void> {
+    this.store.publish(channel);
+    return Promise.resolve();
   }
 
   releaseKept(hold: StoredHold, keepFor: number): Promise<boolean> {

@@ -139,7 +139,7 @@ export class MemoryLockStore implements MemoryLockTable {
   }
 
   /** Schedules a message to each subscriber of `channel` (never synchronously); how many. */
-  private publish(channel: string): number {
+  publish(channel: string): number {
     const clients = this.subscribers.get(channel);
     if (clients === undefined) return 0;
     for (const client of clients) setImmediate(() => client.deliver(channel));

@@ -6,6 +6,9 @@ import { ready, type RedisConnections, type SubscriberConnection } from './clien
 /** How long a SUBSCRIBE waits for the pub/sub connection to be ready, ms (Redisson's default). */
 const SUBSCRIBE_TIMEOUT = 7_500;
 
+/** What a release publishes on a lock's channel (Redisson's LockPubSub.UNLOCK_MESSAGE). */
+const UNLOCK_MESSAGE = '0';
+
 /** The first Redis version with sharded pub/sub (SPUBLISH, SSUBSCRIBE). */
 const SHARDED_PUBSUB_MAJOR = 7;
 
@@ -70,6 +73,12 @@ export class RedisNotices {
     this.classic.delete(channel);
     if (sharded) await this.subscriber.sunsubscribe(channel);
     else await this.subscriber.unsubscribe(channel);
+  }
+
+  /** Publishes Redisson's unlock message ('0') on `channel`, sharded as its releases are. */
+  async announce(channel: string): Promise<void> {
+    const command = (await this.shardedChannel(channel)) ? 'spublish' : 'publish';
+    await this.connections.client.command(command, [channel, UNLOCK_MESSAGE]);
   }
 
   private async shardedChannel(channel: string): Promise<boolean> {

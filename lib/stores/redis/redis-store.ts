@@ -15,6 +15,7 @@ import {
   type NoticeListener,
   type PermitCountPort,
   type StoredHold,
+  type TurnPassPort,
 } from '../../store';
 import { ClientRegistration, holderOfNames } from './client-registry';
 import { redisKinds, type RedisKind } from './kinds';
@@ -44,7 +45,8 @@ export class RedisStore
     PermitCountPort,
     FastPathPort,
     KeptReleasePort,
-    ClientRegistryPort
+    ClientRegistryPort,
+    TurnPassPort
 {
   /** The random half of every release request id (the other half is the owner's number). */
   private readonly requestIdPrefix = randomBytes(8).toString('hex');
@@ -223,6 +225,11 @@ export class RedisStore
 
   listen(listener: NoticeListener): void {
     this.notices.listen(listener);
+  }
+
+  /** TurnPassPort: Redisson's unlock message on the channel, as a release publishes it. */
+  passTurn(channel: string): Promise<void> {
+    return this.commands.send(channel, 'pass-turn', () => this.notices.announce(channel));
   }
 
   unreachable(): Error | undefined {

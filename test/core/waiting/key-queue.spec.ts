@@ -256,21 +256,106 @@ describe('KeyQueue', () => {
     expect(host.unsubscribe).toHaveBeenCalledWith('n');
   });
 
-  it('after winning and losing a race, holds back its attempt on a notice by 2 ms', async () => {
+  it('after a release heard by others, holds back on a notice by 2 ms per release it is early', async () => {
     const { queue, attempt } = await grantedOnce();
-    queue.released(3);
+    queue.released(3); // two other processes heard it: they take their turns first
     void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
     attempt.replies[1].resolve(500);
     await advance();
-    queue.notice(); // answers a notice, but someone else takes the lock: contended
-    attempt.replies[2].resolve(500);
-    await advance();
+    queue.notice(); // its own release's: early by two
+    await advance(3);
+    expect(attempt.replies).toHaveLength(2);
+    await advance(1);
     expect(attempt.replies).toHaveLength(3);
-    queue.notice(); // second release since the win, two other listeners: hold back
-    expect(attempt.replies).toHaveLength(3);
-    await advance(2);
-    expect(attempt.replies).toHaveLength(4);
     queue.close(new Error('end'));
+  });
+
+  /**
+   * A queue that took the lock and released it to `listeners` processes, whose next waiter then
+   * gave up: it lingers, no notice seen since its win.
+   */
+  async function lingeringAfterRelease(listeners: number) {
+    const { queue, attempt } = await grantedOnce();
+    queue.released(listeners);
+    const waiting = queue.wait(attempt, 10, undefined);
+    attempt.replies[1].resolve(500);
+    await advance(10);
+    await expect(waiting).resolves.toBeNull();
+    return queue;
+  }
+
+  it('passes its turn on when it comes with no waiter left (once), and drops itself', async () => {
+    host = fakeHost(true);
+    const queue = await lingeringAfterRelease(3);
+    queue.notice(); // its own release's
+    queue.notice(); // early by one: another process's turn
+    expect(host.passTurn).not.toHaveBeenCalled();
+    expect(host.dropped).not.toHaveBeenCalled();
+    queue.notice(); // its turn, and nobody here wants it
+    expect(host.passTurn).toHaveBeenCalledTimes(1);
+    expect(host.passTurn).toHaveBeenCalledWith('n');
+    expect(host.dropped).toHaveBeenCalledWith(queue);
+    expect(host.unsubscribe).toHaveBeenCalledWith('n');
+    // Dropped: later notices (its own pass among them) pass nothing on.
+    queue.notice();
+    queue.notice();
+    queue.notice();
+    expect(host.passTurn).toHaveBeenCalledTimes(1);
+  });
+
+  it('lingers through notices when nobody waits and others count on no turn of it', async () => {
+    host = fakeHost(true);
+    // Its last release was heard by nobody else: others wait for no turn of it.
+    const alone = await lingeringAfterRelease(1);
+    for (let i = 0; i < 3; i++) alone.notice();
+    expect(host.passTurn).not.toHaveBeenCalled();
+    expect(host.dropped).not.toHaveBeenCalled();
+    await advance(1_000);
+    expect(host.dropped).toHaveBeenCalledWith(alone);
+  });
+
+  it('ends the hold-back after its own release at the next notice that is not that release’s', async () => {
+    const queue = await subscribedQueue();
+    const attempt = scripted();
+    const waiting = queue.wait(attempt, Infinity, undefined);
+    queue.releasing(); // a release of this process goes out (another of its callers')
+    queue.released(2, Date.now() + 2);
+    attempt.replies[0].resolve(500); // busy: the holder the release was for
+    await advance();
+    queue.notice(); // the release's own notice: the hold-back stays
+    await advance(1);
+    expect(attempt.replies).toHaveLength(1);
+    queue.notice(); // another process released since: its turn came and went
+    await advance();
+    expect(attempt.replies).toHaveLength(2);
+    attempt.replies[1].resolve(hold());
+    await expect(waiting).resolves.toBeInstanceOf(LockHold);
+    queue.close(new Error('end'));
+  });
+
+  it('holds back the full 2 ms when no other notice comes', async () => {
+    const queue = await subscribedQueue();
+    const attempt = scripted();
+    void queue.wait(attempt, Infinity, undefined).catch(() => undefined);
+    attempt.replies[0].resolve(500);
+    await advance();
+    queue.releasing();
+    queue.released(2, Date.now() + 2);
+    queue.notice(); // its own
+    await advance(1);
+    expect(attempt.replies).toHaveLength(1);
+    await advance(1);
+    expect(attempt.replies).toHaveLength(2);
+    queue.close(new Error('end'));
+  });
+
+  it('without a store that can pass a turn, drops itself at its turn without passing it', async () => {
+    const queue = await lingeringAfterRelease(3);
+    queue.notice();
+    queue.notice();
+    expect(host.dropped).not.toHaveBeenCalled();
+    queue.notice(); // its turn
+    expect(host.dropped).toHaveBeenCalledWith(queue);
   });
 
   it('without a subscription, a local release or a reconnect triggers an attempt', async () => {

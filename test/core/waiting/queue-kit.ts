@@ -13,8 +13,8 @@ export function scripted(): Attempt & { replies: Deferred<LockHold | number>[] }
   return Object.assign(attempt, { replies });
 }
 
-/** A fake QueueHost whose SUBSCRIBE the test answers. */
-export function fakeHost() {
+/** A fake QueueHost whose SUBSCRIBE the test answers; with `passing`, it can pass turns on. */
+export function fakeHost(passing = false) {
   const subscription = new Deferred<void>();
   const host = {
     subscription,
@@ -23,6 +23,7 @@ export function fakeHost() {
     abandoned: jest.fn((_hold: LockHold) => undefined),
     failed: jest.fn((_error: unknown) => undefined),
     dropped: jest.fn((_queue: KeyQueue) => undefined),
+    passTurn: passing ? jest.fn((_channel: string) => undefined) : undefined,
   };
   return host satisfies QueueHost;
 }

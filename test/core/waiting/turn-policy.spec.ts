@@ -10,12 +10,21 @@ describe('TurnPolicy', () => {
     return turns;
   };
 
-  it('never holds back before a race was lost, whatever it won or released', () => {
+  it('never holds back before others wanted the lock: no race lost, no release heard by others', () => {
     const turns = new TurnPolicy();
     expect(turns.noticed()).toBeLessThan(0);
     turns.won();
-    turns.released(5);
+    turns.released(1); // only its own subscription heard it
     for (let i = 0; i < 6; i++) expect(turns.noticed()).toBeLessThan(0);
+    expect(turns.rotating).toBe(false);
+  });
+
+  it('takes turns once a release of its own was heard by others, without a lost race', () => {
+    const turns = new TurnPolicy();
+    turns.won();
+    turns.released(3);
+    expect(turns.rotating).toBe(true);
+    expect([turns.noticed(), turns.noticed(), turns.noticed()]).toEqual([2, 1, 0]);
   });
 
   it('after a lost race, counts itself early until as many releases as other listeners were seen', () => {

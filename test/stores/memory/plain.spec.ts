@@ -134,6 +134,21 @@ describe('MemoryLockStore: plain locks (what acquire/release/renew/force-unlock.
     expect(client.channel(lock('d'), 'x:1')).not.toBe(plain);
   });
 
+  it('passes a turn on as a notice on the lock’s channel, to every subscriber, and changes no hold', async () => {
+    const channel = plainChannel(store, 'a');
+    const first = await recording(store, channel);
+    const second = await recording(store, channel);
+    const other = await recording(store, plainChannel(store, 'b'));
+    const client = store.connect();
+    await client.acquire(request('lock', 'a', 'x:1'));
+    await client.passTurn(channel);
+    await delivered();
+    expect(first.notices).toEqual([channel]);
+    expect(second.notices).toEqual([channel]);
+    expect(other.notices).toEqual([]);
+    expect(await client.remainingTtl(lock('a'))).toBeGreaterThan(0); // still held
+  });
+
   it('keeps separate stores apart', async () => {
     const other = new MemoryLockStore();
     await store.connect().acquire(request('lock', 's', 'x:1'));
