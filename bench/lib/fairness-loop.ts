@@ -41,6 +41,12 @@ export interface FairnessResult {
   /** Median and 99th percentile over sections of the wait (run() called to the function begun), ms. */
   waitMs: number;
   waitP99Ms: number;
+  /**
+   * Per-worker min/max of the sections begun while every worker was looping (from the last
+   * worker's first call to the first worker's last section): without the skew of workers that
+   * start or stop apart (the outside-harness shape), which the lock cannot even out.
+   */
+  allRunningMinMax: number;
 }
 
 /** Wall-clock ms with sub-ms precision, comparable across processes on one machine. */
@@ -68,8 +74,18 @@ export async function fairnessClient(
 }
 
 /**
+ * A worker that wants the lock in bursts: `sections` in a row, then `pauseMs` without it (its
+ * client stays up, as a service between requests).
+ */
+export interface Bursts {
+  sections: number;
+  pauseMs: number;
+}
+
+/**
  * One worker: from `startAt` for `durationMs`, loops `locked(lock, GET counter then SET it + 1)`
- * and logs each value read. A failed acquire (timeout) is counted and the loop goes on.
+ * (in `bursts` when given) and logs each value read. A failed acquire (timeout) is counted and
+ * the loop goes on.
  */
 export async function counterLoop(
   adapter: Adapter,
@@ -77,6 +93,7 @@ export async function counterLoop(
   keys: { lock: string; counter: string },
   durationMs: number,
   startAt: number,
+  bursts?: Bursts,
 ): Promise<WorkerLog> {
   const log: WorkerLog = {
     values: [],
@@ -88,7 +105,11 @@ export async function counterLoop(
   };
   await sleep(Math.max(0, startAt - Date.now()));
   const endAt = startAt + durationMs;
-  while (Date.now() < endAt) {
+  for (let done = 1; Date.now() < endAt; done++) {
+    if (bursts && done % (bursts.sections + 1) === 0) {
+      await sleep(bursts.pauseMs);
+      continue;
+    }
     const called = clockMs();
     try {
       await adapter.locked(keys.lock, async () => {
@@ -140,6 +161,9 @@ export function mergeLogs(logs: WorkerLog[], counter: number): FairnessResult {
   const waits = logs.flatMap(({ called, began }) =>
     called ? began.map((time, i) => time - called[i]) : [],
   );
+  const from = Math.max(...logs.map((log) => (log.called ?? log.began)[0] ?? Infinity));
+  const to = Math.min(...logs.map((log) => log.ended.at(-1) ?? -Infinity));
+  const inside = logs.map((log) => log.began.filter((time) => time >= from && time <= to).length);
   return {
     sections,
     ownerChanges,
@@ -151,6 +175,7 @@ export function mergeLogs(logs: WorkerLog[], counter: number): FairnessResult {
     sectionUs: median(history.map((h) => (h.ended - h.began) * 1e3)),
     waitMs: median(waits),
     waitP99Ms: percentile(waits, 99),
+    allRunningMinMax: Math.max(...inside) > 0 ? Math.min(...inside) / Math.max(...inside) : 0,
   };
 }
 
@@ -180,7 +205,7 @@ export async function inProcessClients(
 
 /**
  * `workers` child processes of `tag`, one worker each: (a) through ts-node, all starting at the
- * same time once every one is ready; or (c), `outside`, the outside-harness shape: plain Node
+ * same time once every one is ready (looping in `bursts` when given); or (c), `outside`, the outside-harness shape: plain Node
  * processes (no ts-node) on the built package (`dist/`), each looping from the moment its client
  * is ready, with no shared start and no warm-up (workers/outside-worker.cjs).
  */
@@ -190,14 +215,16 @@ export async function childProcesses(
   keys: { lock: string; counter: string },
   workers: number,
   durationMs: number,
-  outside = false,
+  mode: { outside?: boolean; bursts?: Bursts } = {},
 ): Promise<WorkerLog[]> {
   const args = [tag, String(port), keys.lock, keys.counter, String(durationMs)];
-  if (!outside) {
+  if (!mode.outside) {
+    const { bursts } = mode;
     return runWorkerProcesses<WorkerLog>('fairness-worker.ts', workers, (index) => [
       ...args,
       String(index),
       String(workers),
+      ...(bursts ? [String(bursts.sections), String(bursts.pauseMs)] : []),
     ]);
   }
   const script = join(__dirname, '..', 'workers', 'outside-worker.cjs');

@@ -9,14 +9,22 @@ import {
 import { fmt, median, table } from '../lib/stats';
 
 /**
- * The fairness shapes, one worker per client: clients in processes or in one process, and the
- * outside-harness shape (processes on the built package, each starting when it is ready).
+ * The fairness shapes, one worker per client: clients in processes or in one process, the
+ * outside-harness shape (processes on the built package, each starting when it is ready),
+ * processes that want the lock in bursts (BURSTS), pausing while the others go on, and two
+ * processes (a round of two hand-offs, shorter than a fixed hold-back).
  */
 const SHAPES = [
   '8 processes × 1 worker',
   '8 clients in 1 process × 1 worker',
   '8 processes, outside-harness shape',
+  '8 processes in bursts of 20, 30 ms apart',
+  '2 processes × 1 worker',
 ] as const;
+/** The bursts shape: 20 sections in a row, then 30 ms without the lock (a turn or so of the others). */
+const BURSTS = { sections: 20, pauseMs: 30 };
+/** Shapes run for this library and redis-semaphore only (the outside harness compared those). */
+const PAIR_SHAPES: readonly string[] = [SHAPES[2], SHAPES[3], SHAPES[4]];
 const WORKERS = 8;
 /** The outside harness's loop, ms: each worker loops this long from when it is ready, in every mode. */
 const OUTSIDE_MS = 5_000;
@@ -28,6 +36,8 @@ export interface FairnessRow {
   ownerChangesPerSec: number;
   sectionsPerSec: number;
   minMax: number;
+  /** The same while every worker was looping (see FairnessResult.allRunningMinMax). */
+  allRunningMinMax: number;
   timeouts: number;
   violations: number;
   handoffUs: number;
@@ -56,16 +66,24 @@ export async function fairnessScenario(
     for (const shape of SHAPES) {
       for (let i = 0; i < contenders.length; i++) {
         const contender = contenders[(i + rep) % contenders.length];
-        // The outside harness compared this library with redis-semaphore only.
-        if (shape === SHAPES[2] && contender.tag !== 'lib' && contender.tag !== 'semaphore') {
+        if (
+          PAIR_SHAPES.includes(shape) &&
+          contender.tag !== 'lib' &&
+          contender.tag !== 'semaphore'
+        ) {
           continue;
         }
         progress(`fairness ${shape} rep ${rep + 1}/${options.reps}: ${contender.name}`);
         const keys = { lock: options.freshKey('fair'), counter: options.freshKey('fair-counter') };
         const before = await scriptCalls(admin);
+        const processes = (
+          durationMs: number,
+          mode?: Parameters<typeof childProcesses>[5],
+          workers = WORKERS,
+        ) => childProcesses(contender.tag, server.port, keys, workers, durationMs, mode);
         const logs =
           shape === SHAPES[0]
-            ? await childProcesses(contender.tag, server.port, keys, WORKERS, options.durationMs)
+            ? await processes(options.durationMs)
             : shape === SHAPES[1]
               ? await inProcessClients(
                   contender.tag,
@@ -75,7 +93,11 @@ export async function fairnessScenario(
                   WORKERS,
                   options.durationMs,
                 )
-              : await childProcesses(contender.tag, server.port, keys, WORKERS, OUTSIDE_MS, true);
+              : shape === SHAPES[2]
+                ? await processes(OUTSIDE_MS, { outside: true })
+                : shape === SHAPES[3]
+                  ? await processes(options.durationMs, { bursts: BURSTS })
+                  : await processes(options.durationMs, {}, 2);
         const calls = (await scriptCalls(admin)) - before;
         const result = mergeLogs(logs, Number((await admin.get(keys.counter)) ?? 0));
         const id = `${shape}|${contender.name}`;
@@ -94,6 +116,7 @@ export async function fairnessScenario(
         ownerChangesPerSec: median(reps.map((r) => r.ownerChanges / seconds)),
         sectionsPerSec: median(reps.map((r) => r.sections / seconds)),
         minMax: median(reps.map((r) => Math.min(...r.perWorker) / Math.max(...r.perWorker))),
+        allRunningMinMax: median(reps.map((r) => r.allRunningMinMax)),
         timeouts: reps.reduce((sum, r) => sum + r.timeouts, 0),
         violations: reps.reduce((sum, r) => sum + r.violations, 0),
         handoffUs: median(reps.map((r) => r.handoffUs)),
@@ -118,6 +141,7 @@ export function fairnessTable(rows: FairnessRow[]): string {
       'owner changes/s',
       'sections/s',
       'worker min/max',
+      'min/max, all running',
       'timeouts',
       'violations',
       'handoff µs',
@@ -132,6 +156,7 @@ export function fairnessTable(rows: FairnessRow[]): string {
       fmt(r.ownerChangesPerSec),
       fmt(r.sectionsPerSec),
       fmt(r.minMax, 2),
+      fmt(r.allRunningMinMax, 2),
       r.timeouts,
       r.violations,
       fmt(r.handoffUs),
