@@ -110,11 +110,7 @@ export class KeyQueue {
 
   /**
    * A release notice of the lock: the head tries now, or after a hold-back if it is not its
-   * turn. When nobody here waits any more (the queue lingers) and others count on a turn of
-   * this process, the queue is dropped when that turn comes, passed on first: the release is
-   * announced again, which the others count as this process's turn, so the one due next tries
-   * on that notice instead of after its hold-back. Dropped, it passes at most once and the next
-   * release no longer counts it among the processes it woke.
+   * turn; with nobody waiting here, see idleNotice.
    */
   notice(): void {
     this.holdBack.noticed();
@@ -141,8 +137,9 @@ export class KeyQueue {
   /**
    * A notice while nobody here waits (the queue lingers). If others take turns with this
    * process, it leaves their rotation when its turn comes (or came): it passes the turn on
-   * (where the store can) and stops listening, so that the next release no longer counts it
-   * among the processes it woke. Otherwise it lingers on (QUEUE_LINGER).
+   * (where the store can: the others count that as its turn, and the one due next tries on it)
+   * and stops listening, so it passes at most once and the next release no longer counts it.
+   * Otherwise it lingers on (QUEUE_LINGER).
    */
   private idleNotice(early: number): void {
     if (!this.turns.rotating || early > 0) return;
